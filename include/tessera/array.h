@@ -1,0 +1,134 @@
+// Array: a cheap, immutable, ref-counted handle. Either concrete (a Buffer on a Device,
+// dense row-major) or a tracer owned by a trace. The user never needs to know which.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "tessera/device.h"
+#include "tessera/dtype.h"
+#include "tessera/errors.h"
+#include "tessera/shape.h"
+
+namespace tessera {
+
+// Base of every trace's tracer (jvp, batch, staging ... arrive with the transformations).
+class Tracer {
+ public:
+  virtual ~Tracer() = default;
+  virtual const Aval& aval() const = 0;
+  // The unique tag of the trace that owns this tracer (for leak detection).
+  virtual uint64_t trace_tag() const = 0;
+  // Short description for error messages ("JVPTracer(f32[3])").
+  virtual std::string str() const = 0;
+};
+
+struct ArrayImpl {
+  Aval aval;
+  std::shared_ptr<Buffer> buffer;  // concrete payload (null for tracers)
+  std::shared_ptr<Tracer> tracer;  // null for concrete arrays
+  bool deleted = false;            // set by delete()/donation
+};
+
+class Array {
+ public:
+  Array() = default;  // an empty handle; most operations on it raise ValueError
+  // Concrete array over an existing buffer (shared, not copied).
+  Array(Aval aval, std::shared_ptr<Buffer> buffer);
+  // A tracer.
+  explicit Array(std::shared_ptr<Tracer> tracer);
+
+  bool defined() const { return impl_ != nullptr; }
+  const Aval& aval() const { return impl_->aval; }
+  const Shape& shape() const { return impl_->aval.shape; }
+  DType dtype() const { return impl_->aval.dtype; }
+  bool weak_type() const { return impl_->aval.weak_type; }
+  int64_t ndim() const { return impl_->aval.ndim(); }
+  int64_t size() const { return impl_->aval.size(); }
+  size_t nbytes() const { return impl_->aval.nbytes(); }
+  int64_t dim(int64_t axis) const;  // negative axes allowed
+
+  bool is_tracer() const { return impl_ && impl_->tracer != nullptr; }
+  bool is_concrete() const { return impl_ && impl_->tracer == nullptr; }
+  Tracer* tracer() const { return impl_->tracer.get(); }
+  const std::shared_ptr<Tracer>& tracer_ptr() const { return impl_->tracer; }
+
+  // Concrete payload. Throw ConcretizationError for tracers (naming `why`), and
+  // ValueError for deleted arrays.
+  const std::shared_ptr<Buffer>& buffer(const char* why = "data") const;
+  const void* raw_data(const char* why = "data") const { return buffer(why)->data(); }
+  template <class T>
+  const T* data() const {
+    check_element_type(dtype_v<T>);
+    return static_cast<const T*>(raw_data());
+  }
+  Device* device() const;
+
+  // Host copies. to_vector<T> requires T's dtype to equal the array's (use astype first).
+  template <class T>
+  std::vector<T> to_vector() const {
+    const T* p = data<T>();
+    return std::vector<T>(p, p + size());
+  }
+  // The single element converted to T (like NumPy's item()); ValueError unless size()==1,
+  // ConcretizationError for tracers.
+  template <class T>
+  T item() const;
+  double item_double() const;
+  // For `if (x > 0)`: concrete size-1 arrays only; tracers raise ConcretizationError that
+  // points to lax.cond / where / static arguments.
+  explicit operator bool() const;
+
+  // Marks the buffer deleted (later uses raise ValueError); as jax.Array.delete().
+  void delete_buffer();
+  bool is_deleted() const { return impl_ && impl_->deleted; }
+  // Blocks until the value is computed (eager CPU execution is synchronous today).
+  const Array& block_until_ready() const { return *this; }
+
+  // Identity of the underlying handle (same object), not value equality.
+  bool is(const Array& o) const { return impl_ == o.impl_; }
+  const std::shared_ptr<ArrayImpl>& impl() const { return impl_; }
+
+  // JAX's repr: "Array([[1., 2.]], dtype=float32)".
+  std::string repr() const;
+  // NumPy's str: "[[1. 2.]]".
+  std::string str() const;
+
+ private:
+  void check_element_type(DType t) const;
+  std::shared_ptr<ArrayImpl> impl_;
+};
+std::ostream& operator<<(std::ostream& os, const Array& a);
+
+// Makes an uninitialized concrete array (kernels fill it). `op` names the caller for OOM errors.
+Array empty_array(const Aval& aval, const char* op, Device* device = nullptr);
+// Copies host data of dtype aval.dtype into a new array.
+Array array_from_host(const Aval& aval, const void* data, Device* device = nullptr);
+
+// Converts one element of dtype `src` at p to double / writes double as dtype `dst`.
+double load_as_double(DType src, const void* p);
+void store_from_double(DType dst, void* p, double v);
+
+template <class T>
+T Array::item() const {
+  if (size() != 1)
+    throw ValueError("[item] can only convert an array of size 1 to a C++ scalar, got " +
+                     aval().str() + "; index it or reduce it first");
+  const void* p = raw_data("item()");
+  if constexpr (std::is_same_v<T, bool>) {
+    return load_as_double(dtype(), p) != 0.0;
+  } else if constexpr (std::is_integral_v<T>) {
+    if (dtype() == DType::kInt64) return static_cast<T>(*static_cast<const int64_t*>(p));
+    if (dtype() == DType::kUInt64) return static_cast<T>(*static_cast<const uint64_t*>(p));
+    return static_cast<T>(load_as_double(dtype(), p));
+  } else {
+    return static_cast<T>(load_as_double(dtype(), p));
+  }
+}
+
+}  // namespace tessera

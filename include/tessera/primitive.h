@@ -1,0 +1,186 @@
+// Primitives, their static parameters, the registry, bind and the trace interface.
+//
+// Everything is a primitive applied through bind(). bind hands the primitive to the current
+// (thread-local) trace; the eval trace at the bottom runs the eager implementation. Each
+// primitive carries all of its rules, registered in its family's file under src/prims/.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tessera/array.h"
+
+namespace tessera {
+
+struct Jaxpr;  // the IR (arrives with the transformations); params hold interned sub-jaxprs
+
+// One static parameter value. Params never hold arrays: constants become constvars.
+using ParamValue = std::variant<bool, int64_t, double, DType, std::vector<int64_t>, std::string,
+                                std::shared_ptr<const Jaxpr>>;
+
+// A small ordered map of static parameters: hashable and comparable so that CSE and compile
+// caches can key on it. Keys keep insertion order (the printer shows them in that order).
+class Params {
+ public:
+  Params() = default;
+  Params(std::initializer_list<std::pair<std::string, ParamValue>> kv);
+  Params& set(std::string key, ParamValue v);
+  bool has(std::string_view key) const;
+  const ParamValue& at(std::string_view key) const;  // InternalError when missing
+  template <class T>
+  const T& get(std::string_view key) const {
+    const ParamValue& v = at(key);
+    if (auto* p = std::get_if<T>(&v)) return *p;
+    bad_type(key);
+  }
+  int64_t get_int(std::string_view key) const { return get<int64_t>(key); }
+  const std::vector<int64_t>& get_ints(std::string_view key) const {
+    return get<std::vector<int64_t>>(key);
+  }
+  DType get_dtype(std::string_view key) const { return get<DType>(key); }
+  bool get_bool(std::string_view key) const { return get<bool>(key); }
+  std::optional<DType> get_optional_dtype(std::string_view key) const;
+
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  const std::vector<std::pair<std::string, ParamValue>>& items() const { return items_; }
+  size_t hash() const;
+  bool operator==(const Params& o) const;
+  // JAX's jaxpr style: "axes=(0, 1) new_dtype=float32"
+  std::string str() const;
+
+ private:
+  [[noreturn]] void bad_type(std::string_view key) const;
+  std::vector<std::pair<std::string, ParamValue>> items_;
+};
+std::string param_value_str(const ParamValue& v);
+
+class Primitive;
+
+// ---- Rule signatures. ----
+// Shapes/dtypes of the outputs; all shape and dtype errors of the primitive are raised here.
+using AbstractEvalRule = std::function<std::vector<Aval>(std::span<const Aval>, const Params&)>;
+// Eager implementation on concrete arrays; out_avals come from the abstract-eval rule.
+using ImplRule = std::function<std::vector<Array>(std::span<const Array>, const Params&,
+                                                  std::span<const Aval> out_avals)>;
+// JVP: (primals, tangents) -> (primal outs, tangent outs). An undefined Array tangent is a
+// symbolic zero.
+using JvpRule = std::function<std::pair<std::vector<Array>, std::vector<Array>>(
+    std::span<const Array> primals, std::span<const Array> tangents, const Params&)>;
+// Transpose of a linear primitive: (cotangents of outputs, primal args where undefined Arrays
+// mark the linear inputs) -> cotangents of the inputs (undefined = zero / not linear).
+using TransposeRule = std::function<std::vector<Array>(
+    std::span<const Array> cotangents, std::span<const Array> args, const Params&)>;
+// VJP override consulted by linearize: returns primal outputs and a function from output
+// cotangents to input cotangents (custom_vjp, fused kernels such as attention).
+using VjpFn = std::function<std::vector<Array>(std::span<const Array>)>;
+using VjpOverrideRule = std::function<std::pair<std::vector<Array>, VjpFn>(
+    std::span<const Array> primals, const Params&)>;
+// Batching: (args, batch dims with -1 = unbatched) -> (outs, out batch dims).
+using BatchRule = std::function<std::pair<std::vector<Array>, std::vector<int64_t>>(
+    std::span<const Array> args, std::span<const int64_t> batch_dims, const Params&)>;
+
+class Primitive {
+ public:
+  explicit Primitive(std::string name, bool multiple_results = false)
+      : name_(std::move(name)), multiple_results_(multiple_results) {}
+  Primitive(const Primitive&) = delete;
+  Primitive& operator=(const Primitive&) = delete;
+
+  const std::string& name() const { return name_; }
+  bool multiple_results() const { return multiple_results_; }
+
+  AbstractEvalRule abstract_eval;
+  ImplRule impl;
+  JvpRule jvp;
+  TransposeRule transpose;
+  VjpOverrideRule vjp_override;
+  BatchRule batch;
+  // Lowering to the compiler's kernel IR arrives with the compiler; an opaque slot now.
+  std::function<void()> lowering;
+
+ private:
+  std::string name_;
+  bool multiple_results_;
+};
+
+// ---- Registry. ----
+// Calls every family's registration function once (idempotent, thread-safe). bind() calls it,
+// so users rarely need to.
+void register_all();
+// Adds a primitive to the name index (family registration functions call this).
+void register_primitive(Primitive& p);
+// Finds a primitive by name; nullptr when unknown.
+Primitive* find_primitive(std::string_view name);
+std::vector<std::string> primitive_names();
+
+// ---- Traces. ----
+class Trace {
+ public:
+  explicit Trace(Trace* parent);
+  virtual ~Trace() = default;
+  uint64_t tag() const { return tag_; }
+  Trace* parent() const { return parent_; }
+  virtual std::vector<Array> process_primitive(const Primitive& p, std::span<const Array> args,
+                                               const Params& params) = 0;
+
+ private:
+  uint64_t tag_;
+  Trace* parent_;
+};
+
+// The bottom trace: runs eager implementations on concrete values.
+class EvalTrace final : public Trace {
+ public:
+  EvalTrace() : Trace(nullptr) {}
+  std::vector<Array> process_primitive(const Primitive& p, std::span<const Array> args,
+                                       const Params& params) override;
+};
+
+// The thread's current trace (the eval trace when no transformation is active).
+Trace* current_trace();
+// Installs a trace as current for a scope; restores the previous one on exit, also when an
+// exception unwinds, so a failed transformation leaves the context clean.
+class TraceScope {
+ public:
+  explicit TraceScope(Trace* t);
+  ~TraceScope();
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+ private:
+  Trace* prev_;
+};
+
+// The name of the primitive being executed on this thread (for out-of-memory messages).
+const char* current_op_name();
+
+// Applies a primitive through the current trace.
+std::vector<Array> bind(const Primitive& p, std::span<const Array> args,
+                        const Params& params = Params());
+inline std::vector<Array> bind(const Primitive& p, std::initializer_list<Array> args,
+                               const Params& params = Params()) {
+  return bind(p, std::span<const Array>(args.begin(), args.size()), params);
+}
+// For single-result primitives.
+Array bind1(const Primitive& p, std::span<const Array> args, const Params& params = Params());
+inline Array bind1(const Primitive& p, std::initializer_list<Array> args,
+                   const Params& params = Params()) {
+  return bind1(p, std::span<const Array>(args.begin(), args.size()), params);
+}
+
+// Counts primitive applications at the eval trace (tests use it to check that reverse mode
+// costs a constant factor). Reset with reset_eval_count().
+int64_t eval_count();
+void reset_eval_count();
+
+}  // namespace tessera

@@ -1,0 +1,11 @@
+// Umbrella header: everything a C++ user of Tessera needs.
+#pragma once
+
+#include "tessera/array.h"
+#include "tessera/device.h"
+#include "tessera/dtype.h"
+#include "tessera/errors.h"
+#include "tessera/lax.h"
+#include "tessera/numpy.h"
+#include "tessera/primitive.h"
+#include "tessera/shape.h"

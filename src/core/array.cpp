@@ -1,0 +1,121 @@
+#include "tessera/array.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "prims/kernel_util.h"
+
+namespace tessera {
+
+Array::Array(Aval aval, std::shared_ptr<Buffer> buffer) : impl_(std::make_shared<ArrayImpl>()) {
+  impl_->aval = std::move(aval);
+  impl_->buffer = std::move(buffer);
+}
+
+Array::Array(std::shared_ptr<Tracer> tracer) : impl_(std::make_shared<ArrayImpl>()) {
+  impl_->aval = tracer->aval();
+  impl_->tracer = std::move(tracer);
+}
+
+int64_t Array::dim(int64_t axis) const {
+  return shape()[normalize_axis("dim", axis, ndim())];
+}
+
+const std::shared_ptr<Buffer>& Array::buffer(const char* why) const {
+  if (!impl_) throw ValueError(op_message(why, "the Array handle is empty (default-constructed)"));
+  if (impl_->tracer) {
+    throw ConcretizationError(op_message(
+        why, "abstract tracer value encountered where a concrete value is expected: " +
+                 impl_->tracer->str() +
+                 ". The value is not known while tracing; use lax.cond / lax.select / "
+                 "numpy::where for value-dependent control flow, or pass the argument as "
+                 "static."));
+  }
+  if (impl_->deleted) {
+    throw ValueError(op_message(why, "array " + impl_->aval.str() +
+                                         " has been deleted (or donated); it cannot be used"));
+  }
+  return impl_->buffer;
+}
+
+Device* Array::device() const { return buffer("device")->device(); }
+
+void Array::check_element_type(DType t) const {
+  if (dtype() != t) {
+    throw TypeError(op_message("data", "requested element type " + std::string(dtype_name(t)) +
+                                           " but the array is " + aval().str() +
+                                           "; convert with astype first"));
+  }
+}
+
+double Array::item_double() const { return item<double>(); }
+
+Array::operator bool() const {
+  if (is_tracer()) {
+    throw ConcretizationError(op_message(
+        "bool", "the truth value of a traced array (" + aval().str() +
+                    ") is not known while tracing: Python/C++ control flow cannot depend on "
+                    "traced values. Use lax.cond / lax.select / numpy::where, or make the "
+                    "argument static."));
+  }
+  if (size() != 1) {
+    throw ValueError(op_message("bool", "the truth value of an array with " +
+                                            std::to_string(size()) +
+                                            " elements is ambiguous; use numpy::any or all"));
+  }
+  return load_as_double(dtype(), raw_data("bool")) != 0.0;
+}
+
+void Array::delete_buffer() {
+  if (!impl_ || impl_->tracer) return;
+  impl_->deleted = true;
+  impl_->buffer.reset();
+}
+
+Array empty_array(const Aval& aval, const char* op, Device* device) {
+  return Array(aval, Buffer::allocate(device, aval.nbytes(), op));
+}
+
+Array array_from_host(const Aval& aval, const void* data, Device* device) {
+  Array a = empty_array(aval, "array", device);
+  if (aval.nbytes()) std::memcpy(a.buffer()->data(), data, aval.nbytes());
+  return a;
+}
+
+double load_as_double(DType src, const void* p) {
+  return kernels::dispatch_dtype(src, [&]<class T>() -> double {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return static_cast<double>(kernels::load(v));
+  });
+}
+
+void store_from_double(DType dst, void* p, double v) {
+  kernels::dispatch_dtype(dst, [&]<class T>() {
+    T out;
+    if constexpr (std::is_same_v<T, float16_t>) {
+      out.bits = double_to_half_bits(v);
+    } else if constexpr (std::is_same_v<T, bfloat16_t>) {
+      out.bits = double_to_bfloat16_bits(v);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      out = v != 0.0;
+    } else if constexpr (std::is_integral_v<T>) {
+      // Saturating, NaN -> 0: never undefined behaviour.
+      if (std::isnan(v)) {
+        out = 0;
+      } else if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) {
+        out = std::numeric_limits<T>::lowest();
+      } else if (v >= static_cast<double>(std::numeric_limits<T>::max())) {
+        out = std::numeric_limits<T>::max();
+      } else {
+        out = static_cast<T>(v);
+      }
+    } else {
+      out = static_cast<T>(v);
+    }
+    std::memcpy(p, &out, sizeof(T));
+  });
+}
+
+}  // namespace tessera

@@ -1,0 +1,116 @@
+#include <functional>
+#include <sstream>
+
+#include "tessera/primitive.h"
+
+namespace tessera {
+
+Params::Params(std::initializer_list<std::pair<std::string, ParamValue>> kv) : items_(kv) {}
+
+Params& Params::set(std::string key, ParamValue v) {
+  for (auto& [k, old] : items_) {
+    if (k == key) {
+      old = std::move(v);
+      return *this;
+    }
+  }
+  items_.emplace_back(std::move(key), std::move(v));
+  return *this;
+}
+
+bool Params::has(std::string_view key) const {
+  for (const auto& kv : items_)
+    if (kv.first == key) return true;
+  return false;
+}
+
+const ParamValue& Params::at(std::string_view key) const {
+  for (const auto& kv : items_)
+    if (kv.first == key) return kv.second;
+  throw_internal("params", "missing parameter '" + std::string(key) + "' in {" + str() + "}");
+}
+
+std::optional<DType> Params::get_optional_dtype(std::string_view key) const {
+  for (const auto& kv : items_) {
+    if (kv.first == key) {
+      if (auto* d = std::get_if<DType>(&kv.second)) return *d;
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+void Params::bad_type(std::string_view key) const {
+  throw_internal("params", "parameter '" + std::string(key) + "' has an unexpected type in {" +
+                               str() + "}");
+}
+
+static size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+size_t Params::hash() const {
+  size_t h = items_.size();
+  for (const auto& [k, v] : items_) {
+    h = mix(h, std::hash<std::string>()(k));
+    h = mix(h, v.index());
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+            for (int64_t e : x) h = mix(h, std::hash<int64_t>()(e));
+          } else if constexpr (std::is_same_v<T, DType>) {
+            h = mix(h, static_cast<size_t>(x));
+          } else if constexpr (std::is_same_v<T, std::shared_ptr<const Jaxpr>>) {
+            // Sub-jaxprs are interned: identity is equality.
+            h = mix(h, std::hash<const void*>()(x.get()));
+          } else {
+            h = mix(h, std::hash<T>()(x));
+          }
+        },
+        v);
+  }
+  return h;
+}
+
+bool Params::operator==(const Params& o) const { return items_ == o.items_; }
+
+std::string param_value_str(const ParamValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return x ? "True" : "False";
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          return std::to_string(x);
+        } else if constexpr (std::is_same_v<T, double>) {
+          std::ostringstream os;
+          os << x;
+          return os.str();
+        } else if constexpr (std::is_same_v<T, DType>) {
+          return std::string(dtype_name(x));
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          std::string s = "(";
+          for (size_t i = 0; i < x.size(); ++i) {
+            if (i) s += ", ";
+            s += std::to_string(x[i]);
+          }
+          if (x.size() == 1) s += ",";
+          return s + ")";
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return x;
+        } else {
+          return x ? "{ jaxpr }" : "None";
+        }
+      },
+      v);
+}
+
+std::string Params::str() const {
+  std::string s;
+  for (size_t i = 0; i < items_.size(); ++i) {
+    if (i) s += " ";
+    s += items_[i].first + "=" + param_value_str(items_[i].second);
+  }
+  return s;
+}
+
+}  // namespace tessera

@@ -1,0 +1,27 @@
+// Shared test helpers: seeded random inputs (the seed is printed), host copies and closeness.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tessera/tessera.h"
+
+namespace tessera::testing {
+
+// The seed for this process: TESSERA_TEST_SEED or time-based; printed once to stderr.
+uint64_t test_seed();
+std::mt19937_64& rng();
+
+// Random values of dtype with shape: floats uniform in [lo, hi); ints uniform in a small range
+// that fits the dtype; bools fair coin.
+Array random_array(const Shape& shape, DType dtype, double lo = -2.0, double hi = 2.0);
+// All elements converted to double (any numeric dtype).
+std::vector<double> to_doubles(const Array& a);
+// Max |a-b| <= atol + rtol*|b| elementwise, NaNs equal when both NaN; returns a message on
+// failure ("" on success) naming the first bad index.
+std::string compare(const std::vector<double>& got, const std::vector<double>& want, double rtol,
+                    double atol);
+
+}  // namespace tessera::testing
