@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <ostream>
@@ -292,46 +293,43 @@ TypedDType result_type(const TypedDType* in, size_t n) {
 
 // ---- finfo / iinfo ----
 
+namespace {
+
+// An IEEE-style binary format from its field widths, as NumPy's finfo reports it.
+FInfo binary_format_info(DType d, int bits, int nmant, int nexp, int precision, double resolution) {
+  const int maxexp = 1 << (nexp - 1);
+  const int minexp = 2 - maxexp;
+  FInfo f{};
+  f.dtype = d;
+  f.bits = bits;
+  f.eps = std::ldexp(1.0, -nmant);
+  f.max = std::ldexp(2.0 - f.eps, maxexp - 1);
+  f.min = -f.max;
+  f.tiny = std::ldexp(1.0, minexp);
+  f.smallest_subnormal = std::ldexp(1.0, minexp - nmant);
+  f.resolution = resolution;
+  f.precision = precision;
+  f.nmant = nmant;
+  f.nexp = nexp;
+  f.maxexp = maxexp;
+  f.minexp = minexp;
+  return f;
+}
+
+}  // namespace
+
 FInfo finfo(DType d) {
-  // NumPy's (ml_dtypes' for bfloat16) values; resolution is 10^-precision rounded to the dtype.
+  // precision = floor(-log10(eps)); resolution = 10^-precision rounded to the dtype, as NumPy
+  // (ml_dtypes for bfloat16) returns it.
   switch (d) {
     case DType::kFloat16:
-      return FInfo{
-          d, 16, 0x1p-10, 65504.0, -65504.0, 0x1p-14, 0x1p-24, 0x1.064p-10 /* float16(1e-3) */,
-          3, 10, 5,       16,      -14};
+      return binary_format_info(d, 16, 10, 5, 3, 0x1.064p-10);
     case DType::kBFloat16:
-      return FInfo{d,           16,       0x1p-7,   0x1.fep127,
-                   -0x1.fep127, 0x1p-126, 0x1p-133, 0x1.48p-7 /* bfloat16(0.01) */,
-                   2,           7,        8,        128,
-                   -126};
+      return binary_format_info(d, 16, 7, 8, 2, 0x1.48p-7);
     case DType::kFloat32:
-      return FInfo{d,
-                   32,
-                   0x1p-23,
-                   0x1.fffffep127,
-                   -0x1.fffffep127,
-                   0x1p-126,
-                   0x1p-149,
-                   static_cast<double>(1e-6f),
-                   6,
-                   23,
-                   8,
-                   128,
-                   -126};
+      return binary_format_info(d, 32, 23, 8, 6, double{1e-6f});
     case DType::kFloat64:
-      return FInfo{d,
-                   64,
-                   0x1p-52,
-                   0x1.fffffffffffffp1023,
-                   -0x1.fffffffffffffp1023,
-                   0x1p-1022,
-                   0x1p-1074,
-                   1e-15,
-                   15,
-                   52,
-                   11,
-                   1024,
-                   -1022};
+      return binary_format_info(d, 64, 52, 11, 15, 1e-15);
     default:
       break;
   }

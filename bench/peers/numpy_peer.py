@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""NumPy peer for the `eager` suite (bench/eager_bench.cpp).
+
+Times one case written as a NumPy user writes it (allocating results, Python scalars), with
+the same sizes, dtype and value range as the Tessera side, a warm-up, then the median of N
+repetitions. Prints one JSON object: {"peer": "numpy X.Y", "peer_ms": ..., "peer_peak_mb": ...}.
+
+    numpy_peer.py CASE [--reps N] [--warmup N] [--show-config]
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+N16M = 16 * 1024 * 1024
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGESIZE")
+
+
+def hwm_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+class PeakRss:
+    """Peak extra resident memory from construction on (same method as bench/harness.cpp)."""
+
+    def __init__(self):
+        self.baseline = rss_bytes()
+        self.sampled = self.baseline
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            self.hwm_reset = True
+        except OSError:
+            self.hwm_reset = False
+
+    def sample(self):
+        self.sampled = max(self.sampled, rss_bytes())
+
+    def extra_mb(self):
+        self.sample()
+        peak = max(self.sampled, hwm_bytes()) if self.hwm_reset else self.sampled
+        return max(0, peak - self.baseline) / 2**20
+
+
+def uniform(rng, n):
+    # The Tessera side draws uniform [-2, 2) float32 values as well.
+    return rng.uniform(-2.0, 2.0, n).astype(np.float32)
+
+
+def case_add_16M(rng):
+    x, y = uniform(rng, N16M), uniform(rng, N16M)
+    return lambda: x + y
+
+
+def case_tanh_chain_16M(rng):
+    x = uniform(rng, N16M)
+    return lambda: np.tanh(x * 1.5 + 0.3) * x  # float32 throughout (value-based casting)
+
+
+CASES = {"add_16M": case_add_16M, "tanh_chain_16M": case_tanh_chain_16M}
+
+
+def blas_library():
+    """The BLAS shared object NumPy loaded (what actually runs, not what it was built with)."""
+    with open("/proc/self/maps") as f:
+        libs = {line.split()[-1] for line in f if "blas" in line.lower() and "/" in line}
+    return ", ".join(sorted(libs)) or "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--show-config", action="store_true", help="print the BLAS in use to stderr")
+    args = ap.parse_args()
+
+    if args.show_config:
+        env = {k: os.environ.get(k, "unset") for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+                                                      "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+        print(f"numpy peer: numpy {np.__version__}, BLAS loaded: {blas_library()}, env: {env}",
+              file=sys.stderr)
+
+    rng = np.random.default_rng(0)
+    fn = CASES[args.case](rng)
+    peak = PeakRss()
+    for _ in range(args.warmup):
+        fn()
+        peak.sample()
+    samples = []
+    for _ in range(args.reps):
+        t0 = time.perf_counter()
+        r = fn()
+        t1 = time.perf_counter()
+        peak.sample()
+        del r
+        samples.append((t1 - t0) * 1e3)
+    print(json.dumps({"peer": f"numpy {np.__version__}", "peer_ms": statistics.median(samples),
+                      "peer_peak_mb": peak.extra_mb()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,473 @@
+// dot_general: lax's general tensor contraction. Output dims are the batch dims (in
+// lhs_batch order), then lhs free dims, then rhs free dims, each in increasing order.
+//
+// Floats run on BLAS: each operand is viewed as a batch of (possibly transposed) matrices
+// straight from its row-major layout when its dims allow it, and copied (transposed) into
+// [batch, M, K] / [batch, K, N] only when they do not. 16-bit floats and integers that prefer
+// a float result compute in float32 (float64 when either side is float64) and round once.
+// Integer results accumulate in the result dtype (wrapping); bool is an or of ands.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <set>
+#include <string>
+#include <type_traits>
+
+#include "prims/kernel_util.h"
+#include "prims/prims.h"
+#include "runtime/blas.h"
+#include "runtime/thread_pool.h"
+
+namespace tessera::prims {
+
+Primitive dot_general("dot_general");
+
+namespace {
+
+using kernels::compute_t;
+using runtime::parallel_for;
+constexpr int64_t kTaskElems = int64_t{1} << 16;
+
+struct DimNums {
+  std::vector<int64_t> lc, rc, lb, rb;
+};
+
+DimNums dim_nums(const Params& p) {
+  return {p.get_ints("lhs_contracting_dimensions"), p.get_ints("rhs_contracting_dimensions"),
+          p.get_ints("lhs_batch_dimensions"), p.get_ints("rhs_batch_dimensions")};
+}
+
+// Dims that are neither batch nor contracting, in increasing order.
+std::vector<int64_t> free_dims(int64_t ndim, const std::vector<int64_t>& batch,
+                               const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), d) == contracting.end())
+      out.push_back(d);
+  return out;
+}
+
+Shape pick(const Shape& s, const std::vector<int64_t>& dims) {
+  Shape out;
+  for (int64_t d : dims) out.push_back(s[d]);
+  return out;
+}
+
+int bit_width(DType d) { return static_cast<int>(itemsize(d)) * 8; }
+
+// ---------------------------------------------------------------- abstract eval
+
+std::vector<Aval> dot_general_abstract(std::span<const Aval> in, const Params& p) {
+  const Aval& l = in[0];
+  const Aval& r = in[1];
+  const DimNums dn = dim_nums(p);
+  const char* op = "dot_general";
+  auto in_range = [](const std::vector<int64_t>& v, int64_t nd) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t d) { return d >= 0 && d < nd; });
+  };
+  if (!in_range(dn.lc, l.ndim()) || !in_range(dn.lb, l.ndim()))
+    throw TypeError(
+        op_message(op,
+                   "dot_general requires lhs dimension numbers to be nonnegative and less than the "
+                   "number of axes of the lhs value, got lhs_batch of " +
+                       shape_str(dn.lb) + " and lhs_contracting of " + shape_str(dn.lc) +
+                       " for lhs of rank " + std::to_string(l.ndim())));
+  if (!in_range(dn.rc, r.ndim()) || !in_range(dn.rb, r.ndim()))
+    throw TypeError(
+        op_message(op,
+                   "dot_general requires rhs dimension numbers to be nonnegative and less than the "
+                   "number of axes of the rhs value, got rhs_batch of " +
+                       shape_str(dn.rb) + " and rhs_contracting of " + shape_str(dn.rc) +
+                       " for rhs of rank " + std::to_string(r.ndim())));
+  if (dn.lb.size() != dn.rb.size())
+    throw TypeError(op_message(op,
+                               "dot_general requires equal numbers of lhs_batch and "
+                               "rhs_batch dimensions, got lhs_batch " +
+                                   shape_str(dn.lb) + " and rhs_batch " + shape_str(dn.rb) + "."));
+  if (dn.lc.size() != dn.rc.size())
+    throw TypeError(op_message(op,
+                               "dot_general requires equal numbers of lhs_contracting and "
+                               "rhs_contracting dimensions, got lhs_contracting " +
+                                   shape_str(dn.lc) + " and rhs_contracting " + shape_str(dn.rc) +
+                                   "."));
+  auto distinct = [](const std::vector<int64_t>& v) {
+    return std::set<int64_t>(v.begin(), v.end()).size() == v.size();
+  };
+  const std::pair<const std::vector<int64_t>*, const char*> lists[] = {{&dn.lb, "lhs batch"},
+                                                                       {&dn.rb, "rhs batch"},
+                                                                       {&dn.lc, "lhs contracting"},
+                                                                       {&dn.rc, "rhs contracting"}};
+  for (const auto& [v, name] : lists) {
+    if (!distinct(*v))
+      throw TypeError(op_message(op, std::string("dot_general requires ") + name +
+                                         " dimensions to be distinct, got " + shape_str(*v) + "."));
+  }
+  auto disjoint = [](const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    for (int64_t x : a)
+      if (std::find(b.begin(), b.end(), x) != b.end()) return false;
+    return true;
+  };
+  if (!disjoint(dn.lb, dn.lc))
+    throw TypeError(op_message(op,
+                               "dot_general requires lhs batch dimensions to be disjoint "
+                               "from contracting dimensions, got lhs_batch " +
+                                   shape_str(dn.lb) + " and lhs_contracting " + shape_str(dn.lc) +
+                                   "."));
+  if (!disjoint(dn.rb, dn.rc))
+    throw TypeError(op_message(op,
+                               "dot_general requires rhs batch dimensions to be disjoint "
+                               "from contracting dimensions, got rhs_batch " +
+                                   shape_str(dn.rb) + " and rhs_contracting " + shape_str(dn.rc) +
+                                   "."));
+  const Shape lbs = pick(l.shape, dn.lb), rbs = pick(r.shape, dn.rb);
+  if (lbs != rbs)
+    throw TypeError(op_message(op,
+                               "dot_general requires lhs batch dimensions and rhs batch "
+                               "dimensions to have the same shape, got " +
+                                   shape_str(lbs) + " and " + shape_str(rbs) + "."));
+  const Shape lcs = pick(l.shape, dn.lc), rcs = pick(r.shape, dn.rc);
+  if (lcs != rcs)
+    throw TypeError(op_message(op,
+                               "dot_general requires contracting dimensions to have the "
+                               "same shape, got " +
+                                   shape_str(lcs) + " and " + shape_str(rcs) + "."));
+  // dtypes
+  if (l.dtype != r.dtype)
+    throw TypeError(
+        op_message(op, "lax.dot_general argument type error: " + std::string(dtype_name(l.dtype)) +
+                           ", " + std::string(dtype_name(r.dtype)) +
+                           "; both operands must have one dtype (convert one with "
+                           "convert_element_type)."));
+  const DType d = l.dtype;
+  if (is_extended(d))
+    throw TypeError(
+        op_message(op, "dot_general does not accept dtype " + std::string(dtype_name(d)) + "."));
+  const std::optional<DType> pref = p.get_optional_dtype("preferred_element_type");
+  DType out_dtype = d;
+  if (pref && *pref != d) {
+    const DType pd = *pref;
+    const std::string got = "got preferred_element_type of " + std::string(dtype_name(pd)) +
+                            " for operands of dtype " + std::string(dtype_name(d));
+    if (is_extended(pd) || is_bool(pd))
+      throw TypeError(
+          op_message(op, "`preferred_element_type` must be a numeric dtype, " + got + "."));
+    if (is_floating(d) && !is_floating(pd))
+      throw TypeError(op_message(
+          op, "`preferred_element_type` must be floating for floating operands, " + got + "."));
+    if (!is_floating(d) && is_integer(pd) && bit_width(pd) < bit_width(d))
+      throw TypeError(op_message(op,
+                                 "`preferred_element_type` must not be narrower than the "
+                                 "original type, " +
+                                     got + "."));
+    out_dtype = pd;
+  }
+  Shape out = lbs;
+  for (int64_t dd : free_dims(l.ndim(), dn.lb, dn.lc)) out.push_back(l.shape[dd]);
+  for (int64_t dd : free_dims(r.ndim(), dn.rb, dn.rc)) out.push_back(r.shape[dd]);
+  return {Aval{out, out_dtype, l.weak_type && r.weak_type && !pref}};
+}
+
+// ---------------------------------------------------------------- layout planning
+
+// A group of dims flattened into one matrix axis: its size and element stride (-1 when the
+// group has size <= 1, so any stride serves), or !ok when the dims do not step evenly.
+struct GroupStride {
+  bool ok = true;
+  int64_t size = 1, stride = -1;
+};
+
+GroupStride group_stride(const Shape& s, const std::vector<int64_t>& st,
+                         const std::vector<int64_t>& dims) {
+  GroupStride g;
+  int64_t prev = -1;
+  for (int64_t d : dims) {
+    g.size *= s[d];
+    if (s[d] == 1) continue;
+    if (prev >= 0 && st[prev] != st[d] * s[d]) g.ok = false;
+    prev = d;
+  }
+  if (prev >= 0) g.stride = st[prev];
+  if (g.size <= 1) g.stride = -1;
+  return g;
+}
+
+// How an operand is read as a batch of BLAS matrices op(X) of shape rows x cols.
+struct MatView {
+  bool trans = false;
+  int64_t ld = 1;
+  std::vector<int64_t> offsets;  // per batch entry, in elements
+};
+
+// Succeeds when the operand's bytes already form such matrices (row-major or transposed).
+bool make_view(const Shape& s, const std::vector<int64_t>& batch, const std::vector<int64_t>& rows,
+               const std::vector<int64_t>& cols, MatView& v) {
+  const std::vector<int64_t> st = row_major_strides(s);
+  const GroupStride p = group_stride(s, st, rows), q = group_stride(s, st, cols);
+  if (!p.ok || !q.ok) return false;
+  if ((q.stride == 1 || q.stride == -1) &&
+      (p.stride == -1 || p.stride >= std::max<int64_t>(1, q.size))) {
+    v.trans = false;
+    v.ld = p.stride == -1 ? std::max<int64_t>(1, q.size) : p.stride;
+  } else if ((p.stride == 1 || p.stride == -1) &&
+             (q.stride == -1 || q.stride >= std::max<int64_t>(1, p.size))) {
+    v.trans = true;
+    v.ld = q.stride == -1 ? std::max<int64_t>(1, p.size) : q.stride;
+  } else {
+    return false;
+  }
+  // Batch offsets in row-major order over the batch dims (as listed).
+  const Shape bs = pick(s, batch);
+  const int64_t nb = shape_size(bs);
+  v.offsets.assign(static_cast<size_t>(nb), 0);
+  std::vector<int64_t> idx(batch.size(), 0);
+  int64_t off = 0;
+  for (int64_t b = 0; b < nb; ++b) {
+    v.offsets[b] = off;
+    for (int64_t i = static_cast<int64_t>(batch.size()) - 1; i >= 0; --i) {
+      off += st[batch[i]];
+      if (++idx[i] < bs[i]) break;
+      off -= idx[i] * st[batch[i]];
+      idx[i] = 0;
+    }
+  }
+  return true;
+}
+
+Array transpose_copy(const Array& x, const std::vector<int64_t>& perm) {
+  const Params p{{"permutation", perm}};
+  const Aval a{pick(x.shape(), perm), x.dtype(), false};
+  return transpose.impl(std::span<const Array>(&x, 1), p, std::span<const Aval>(&a, 1))[0];
+}
+
+std::vector<int64_t> concat(std::initializer_list<const std::vector<int64_t>*> parts) {
+  std::vector<int64_t> out;
+  for (auto* p : parts) out.insert(out.end(), p->begin(), p->end());
+  return out;
+}
+
+std::vector<int64_t> iota_vec(int64_t b, int64_t e) {
+  std::vector<int64_t> v(static_cast<size_t>(e - b));
+  std::iota(v.begin(), v.end(), b);
+  return v;
+}
+
+struct Sizes {
+  int64_t B, M, N, K;
+};
+
+// ---------------------------------------------------------------- float path (BLAS)
+
+template <class C>
+void blas_dot(const Array& lhs, const Array& rhs, const DimNums& dn, const Sizes& sz, C* out) {
+  const std::vector<int64_t> lf = free_dims(lhs.ndim(), dn.lb, dn.lc);
+  const std::vector<int64_t> rf = free_dims(rhs.ndim(), dn.rb, dn.rc);
+  // The order the contracting pairs are flattened in is free: try the given order and the
+  // orders of either operand's layout, and keep the one that needs the fewest copies.
+  const size_t nc = dn.lc.size();
+  std::vector<std::vector<size_t>> orders(3, std::vector<size_t>(nc));
+  for (auto& o : orders) std::iota(o.begin(), o.end(), size_t{0});
+  std::sort(orders[1].begin(), orders[1].end(),
+            [&](size_t a, size_t b) { return dn.lc[a] < dn.lc[b]; });
+  std::sort(orders[2].begin(), orders[2].end(),
+            [&](size_t a, size_t b) { return dn.rc[a] < dn.rc[b]; });
+  int best = -1;
+  std::vector<int64_t> lc, rc;
+  MatView lv, rv;
+  bool lok = false, rok = false;
+  for (const auto& o : orders) {
+    std::vector<int64_t> lco, rco;
+    for (size_t i : o) {
+      lco.push_back(dn.lc[i]);
+      rco.push_back(dn.rc[i]);
+    }
+    MatView a, b;
+    const bool la = make_view(lhs.shape(), dn.lb, lf, lco, a);
+    const bool rb = make_view(rhs.shape(), dn.rb, rco, rf, b);
+    if (int(la) + int(rb) > best) {
+      best = int(la) + int(rb);
+      lc = lco;
+      rc = rco;
+      lv = a;
+      rv = b;
+      lok = la;
+      rok = rb;
+    }
+  }
+  Array l = lhs, r = rhs;
+  const int64_t nbd = static_cast<int64_t>(dn.lb.size());
+  if (!lok) {  // copy to [batch, M, K]
+    l = transpose_copy(lhs, concat({&dn.lb, &lf, &lc}));
+    const int64_t nd = l.ndim(), nf = static_cast<int64_t>(lf.size());
+    make_view(l.shape(), iota_vec(0, nbd), iota_vec(nbd, nbd + nf), iota_vec(nbd + nf, nd), lv);
+  }
+  if (!rok) {  // copy to [batch, K, N]
+    r = transpose_copy(rhs, concat({&dn.rb, &rc, &rf}));
+    const int64_t nd = r.ndim(), ncd = static_cast<int64_t>(rc.size());
+    make_view(r.shape(), iota_vec(0, nbd), iota_vec(nbd, nbd + ncd), iota_vec(nbd + ncd, nd), rv);
+  }
+  runtime::blas::GemmSpec spec;
+  spec.batch = sz.B;
+  spec.m = sz.M;
+  spec.n = sz.N;
+  spec.k = sz.K;
+  spec.trans_a = lv.trans;
+  spec.trans_b = rv.trans;
+  spec.lda = lv.ld;
+  spec.ldb = rv.ld;
+  spec.a_offsets = std::move(lv.offsets);
+  spec.b_offsets = std::move(rv.offsets);
+  runtime::blas::gemm_batched(spec, static_cast<const C*>(l.raw_data()),
+                              static_cast<const C*>(r.raw_data()), out);
+}
+
+// Elementwise conversion to the compute type C.
+template <class C>
+Array convert_to(const Array& x) {
+  Array out = empty_array(Aval{x.shape(), dtype_v<C>, false}, "dot_general");
+  C* d = static_cast<C*>(out.buffer()->data());
+  kernels::dispatch_dtype(x.dtype(), [&]<class T>() {
+    const T* s = static_cast<const T*>(x.raw_data());
+    parallel_for(x.size(), kTaskElems, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) d[i] = static_cast<C>(kernels::load(s[i]));
+    });
+  });
+  return out;
+}
+
+template <class R, class C>
+inline R round_to(C v) {
+  if constexpr (std::is_same_v<C, double> && std::is_same_v<R, float16_t>)
+    return float16_t{double_to_half_bits(v)};
+  else if constexpr (std::is_same_v<C, double> && std::is_same_v<R, bfloat16_t>)
+    return bfloat16_t{double_to_bfloat16_bits(v)};
+  else
+    return kernels::store<R>(static_cast<compute_t<R>>(v));
+}
+
+template <class C>
+void float_dot(const Array& lhs, const Array& rhs, const DimNums& dn, const Sizes& sz, Array& out) {
+  const Array l = lhs.dtype() == dtype_v<C> ? lhs : convert_to<C>(lhs);
+  const Array r = rhs.dtype() == dtype_v<C> ? rhs : convert_to<C>(rhs);
+  if (out.dtype() == dtype_v<C>) {
+    blas_dot<C>(l, r, dn, sz, static_cast<C*>(out.buffer()->data()));
+    return;
+  }
+  Array tmp = empty_array(Aval{out.shape(), dtype_v<C>, false}, "dot_general");
+  const C* t = static_cast<const C*>(tmp.buffer()->data());
+  blas_dot<C>(l, r, dn, sz, static_cast<C*>(tmp.buffer()->data()));
+  kernels::dispatch_dtype(out.dtype(), [&]<class R>() {
+    if constexpr (kernels::is_half_v<R> || std::is_floating_point_v<R>) {
+      R* o = static_cast<R*>(out.buffer()->data());
+      parallel_for(out.size(), kTaskElems, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) o[i] = round_to<R>(t[i]);
+      });
+    } else {
+      throw_internal("prims/dot_general", "float path with a non-float result");
+    }
+  });
+}
+
+// ---------------------------------------------------------------- integer and bool path
+
+template <class R>
+inline R mac(R c, R a, R b) {
+  if constexpr (std::is_same_v<R, bool>) {
+    return c | (a & b);
+  } else {
+    using W = std::conditional_t<(sizeof(R) < 4), uint32_t, std::make_unsigned_t<R>>;
+    return static_cast<R>(
+        static_cast<W>(static_cast<W>(c) + static_cast<W>(a) * static_cast<W>(b)));
+  }
+}
+
+// C[b] = A[b]·B[b] with A dense [B, M, K], B dense [B, K, N], accumulating in R.
+template <class R, class In>
+void int_dot(const In* a, const In* bm, R* c, const Sizes& sz) {
+  constexpr int64_t kRows = 4, kCols = 1024;
+  const int64_t rblocks = (sz.M + kRows - 1) / kRows;
+  const int64_t work = std::max<int64_t>(1, kRows * sz.K * sz.N);
+  parallel_for(sz.B * rblocks, std::max<int64_t>(1, kTaskElems / work),
+               [&](int64_t t0, int64_t t1) {
+                 for (int64_t t = t0; t < t1; ++t) {
+                   const int64_t b = t / rblocks, i0 = (t % rblocks) * kRows;
+                   const int64_t i1 = std::min(sz.M, i0 + kRows);
+                   for (int64_t i = i0; i < i1; ++i) {
+                     R* crow = c + (b * sz.M + i) * sz.N;
+                     std::fill(crow, crow + sz.N, R(0));
+                     const In* arow = a + (b * sz.M + i) * sz.K;
+                     for (int64_t j0 = 0; j0 < sz.N; j0 += kCols) {
+                       const int64_t j1 = std::min(sz.N, j0 + kCols);
+                       for (int64_t k = 0; k < sz.K; ++k) {
+                         const R av = static_cast<R>(arow[k]);
+                         const In* brow = bm + (b * sz.K + k) * sz.N;
+                         for (int64_t j = j0; j < j1; ++j)
+                           crow[j] = mac<R>(crow[j], av, static_cast<R>(brow[j]));
+                       }
+                     }
+                   }
+                 }
+               });
+}
+
+void integer_dot(const Array& lhs, const Array& rhs, const DimNums& dn, const Sizes& sz,
+                 Array& out) {
+  const std::vector<int64_t> lf = free_dims(lhs.ndim(), dn.lb, dn.lc);
+  const std::vector<int64_t> rf = free_dims(rhs.ndim(), dn.rb, dn.rc);
+  // Canonical layouts (the transpose returns its input when nothing moves).
+  const Array l = transpose_copy(lhs, concat({&dn.lb, &lf, &dn.lc}));
+  const Array r = transpose_copy(rhs, concat({&dn.rb, &dn.rc, &rf}));
+  kernels::dispatch_dtype(out.dtype(), [&]<class R>() {
+    if constexpr (std::is_integral_v<R>) {
+      kernels::dispatch_dtype(lhs.dtype(), [&]<class In>() {
+        if constexpr (std::is_integral_v<In>)
+          int_dot<R, In>(static_cast<const In*>(l.raw_data()), static_cast<const In*>(r.raw_data()),
+                         static_cast<R*>(out.buffer()->data()), sz);
+        else
+          throw_internal("prims/dot_general", "integer result from float operands");
+      });
+    } else {
+      throw_internal("prims/dot_general", "integer path with a float result");
+    }
+  });
+}
+
+std::vector<Array> dot_general_impl(std::span<const Array> args, const Params& p,
+                                    std::span<const Aval> outs) {
+  const Array& lhs = args[0];
+  const Array& rhs = args[1];
+  const Aval& oa = outs[0];
+  const DimNums dn = dim_nums(p);
+  Array out = empty_array(oa, "dot_general");
+  if (oa.size() == 0) return {out};
+  Sizes sz;
+  sz.B = shape_size(pick(lhs.shape(), dn.lb));
+  sz.M = shape_size(pick(lhs.shape(), free_dims(lhs.ndim(), dn.lb, dn.lc)));
+  sz.N = shape_size(pick(rhs.shape(), free_dims(rhs.ndim(), dn.rb, dn.rc)));
+  sz.K = shape_size(pick(lhs.shape(), dn.lc));
+  const DType rd = oa.dtype;
+  if (sz.K == 0) {                                      // an empty sum
+    std::memset(out.buffer()->data(), 0, oa.nbytes());  // zero bits are 0 / 0.0 / false
+    return {out};
+  }
+  if (is_floating(rd)) {
+    if (rd == DType::kFloat64 || lhs.dtype() == DType::kFloat64)
+      float_dot<double>(lhs, rhs, dn, sz, out);
+    else
+      float_dot<float>(lhs, rhs, dn, sz, out);
+  } else {
+    integer_dot(lhs, rhs, dn, sz, out);
+  }
+  return {out};
+}
+
+}  // namespace
+
+void register_dot_general() {
+  runtime::blas::init();  // one thread pool: OpenBLAS runs single-threaded under ours
+  dot_general.abstract_eval = dot_general_abstract;
+  dot_general.impl = dot_general_impl;
+  register_primitive(dot_general);
+}
+
+}  // namespace tessera::prims

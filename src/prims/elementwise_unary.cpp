@@ -1,0 +1,216 @@
+// Unary elementwise primitives: neg, exp, log, sin, cos, tanh, logistic, sqrt, integer_pow.
+//
+// The transcendental ones take floating dtypes only (tessera::numpy promotes integers first).
+// float32 (and 16-bit floats, computed in float32 blocks) use the vectorizable functions of
+// vec_math.h; float64 uses libm.
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "prims/broadcast_iter.h"
+#include "prims/kernel_util.h"
+#include "prims/prims.h"
+#include "prims/vec_math.h"
+
+namespace tessera::prims {
+
+Primitive neg("neg");
+Primitive exp("exp");
+Primitive log("log");
+Primitive sin("sin");
+Primitive cos("cos");
+Primitive tanh("tanh");
+Primitive logistic("logistic");
+Primitive sqrt("sqrt");
+Primitive integer_pow("integer_pow");
+
+namespace {
+
+namespace vmath = kernels::vmath;
+
+template <class T>
+using wrap_t = std::make_unsigned_t<std::common_type_t<T, unsigned>>;
+
+enum class Accept { kNumber, kFloating };
+
+// Kernels: operator()(const C* x, C* y, n) over compute types (C = float for 16-bit floats).
+struct NegK {
+  template <class C>
+  void operator()(const C* x, C* y, int64_t n) const {
+    if constexpr (std::is_integral_v<C>) {
+      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<C>(wrap_t<C>(0) - wrap_t<C>(x[i]));
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i] = -x[i];
+    }
+  }
+};
+
+// A floating kernel from a vectorizable float32 function and a float64 one.
+#define TESSERA_FLOAT_KERNEL(Name, f32, f64)              \
+  struct Name {                                           \
+    template <class C>                                    \
+    void operator()(const C* x, C* y, int64_t n) const {  \
+      if constexpr (std::is_same_v<C, float>) {           \
+        for (int64_t i = 0; i < n; ++i) y[i] = f32(x[i]); \
+      } else if constexpr (std::is_same_v<C, double>) {   \
+        for (int64_t i = 0; i < n; ++i) y[i] = f64(x[i]); \
+      }                                                   \
+    }                                                     \
+  };
+
+double logistic_f64(double x) {
+  const double t = std::exp(-std::fabs(x));
+  return (x >= 0.0 ? 1.0 : t) / (1.0 + t);
+}
+inline double sin_f64(double x) { return std::sin(x); }
+inline double cos_f64(double x) { return std::cos(x); }
+inline double exp_f64(double x) { return std::exp(x); }
+inline double log_f64(double x) { return std::log(x); }
+inline double tanh_f64(double x) { return std::tanh(x); }
+
+TESSERA_FLOAT_KERNEL(ExpK, vmath::exp, exp_f64)
+TESSERA_FLOAT_KERNEL(LogK, vmath::log, log_f64)
+TESSERA_FLOAT_KERNEL(TanhK, vmath::tanh, tanh_f64)
+TESSERA_FLOAT_KERNEL(LogisticK, vmath::logistic, logistic_f64)
+#undef TESSERA_FLOAT_KERNEL
+
+template <bool kCos>
+struct SinCosK {
+  template <class C>
+  void operator()(const C* x, C* y, int64_t n) const {
+    if constexpr (std::is_same_v<C, float>) {
+      vmath::sincos_n<kCos>(x, y, n);
+    } else if constexpr (std::is_same_v<C, double>) {
+      for (int64_t i = 0; i < n; ++i) y[i] = kCos ? cos_f64(x[i]) : sin_f64(x[i]);
+    }
+  }
+};
+
+struct SqrtK {
+  template <class C>
+  void operator()(const C* x, C* y, int64_t n) const {
+    if constexpr (std::is_floating_point_v<C>) vmath::sqrt_n(x, y, n);
+  }
+};
+
+// x^y by repeated squaring (in the dtype, wrapping for integers); 1/x^|y| for negative y.
+// Blocks keep each squaring step a plain vectorizable loop.
+struct IntegerPowK {
+  int64_t y;
+  template <class C>
+  static C mul(C a, C b) {
+    if constexpr (std::is_integral_v<C>)
+      return static_cast<C>(wrap_t<C>(a) * wrap_t<C>(b));
+    else
+      return a * b;
+  }
+  template <class C>
+  void operator()(const C* x, C* out, int64_t n) const {
+    constexpr int64_t kBlock = 256;
+    const uint64_t e0 = y < 0 ? 0 - static_cast<uint64_t>(y) : static_cast<uint64_t>(y);
+    C base[kBlock];
+    for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+      const int64_t m = std::min(kBlock, n - i0);
+      C* acc = out + i0;
+      for (int64_t i = 0; i < m; ++i) acc[i] = C(1);
+      for (int64_t i = 0; i < m; ++i) base[i] = x[i0 + i];
+      for (uint64_t e = e0; e != 0;) {
+        if (e & 1) {
+          for (int64_t i = 0; i < m; ++i) acc[i] = mul(acc[i], base[i]);
+        }
+        e >>= 1;
+        if (e) {
+          for (int64_t i = 0; i < m; ++i) base[i] = mul(base[i], base[i]);
+        }
+      }
+      if constexpr (std::is_floating_point_v<C>) {
+        if (y < 0) {
+          for (int64_t i = 0; i < m; ++i) acc[i] = C(1) / acc[i];
+        }
+      }
+    }
+  }
+};
+
+std::vector<Aval> unary_abstract(const char* op, Accept accept, std::span<const Aval> in) {
+  kernels::check_num_operands(op, in, 1);
+  const Aval& x = in[0];
+  kernels::check_not_extended(op, x);
+  if (accept == Accept::kFloating && !is_floating(x.dtype)) {
+    throw TypeError(op_message(op, "requires a floating dtype, got " + x.str() +
+                                       "; convert with convert_element_type (tessera::numpy "
+                                       "promotes integers for you)"));
+  }
+  if (accept == Accept::kNumber && is_bool(x.dtype)) {
+    throw TypeError(op_message(op, "does not accept dtype bool (got " + x.str() +
+                                       "); accepted dtypes are integers and floats"));
+  }
+  return {x};
+}
+
+template <class K>
+std::vector<Array> unary_impl(const char* op, std::span<const Array> args,
+                              std::span<const Aval> out_avals, const K& kernel) {
+  const Aval& oa = out_avals[0];
+  Array out = empty_array(oa, op);
+  const int64_t n = oa.size();
+  if (n == 0) return {out};
+  kernels::dispatch_dtype(oa.dtype, [&]<class T>() {
+    if constexpr (std::is_same_v<T, bool>) {
+      throw_internal("prims/elementwise_unary",
+                     std::string(op) + " reached a bool kernel that abstract_eval rejects");
+    } else {
+      const T* x = static_cast<const T*>(args[0].raw_data(op));
+      T* y = static_cast<T*>(out.buffer()->data());
+      kernels::parallel_map(x, y, n, kernel);
+    }
+  });
+  return {out};
+}
+
+template <class K>
+void define(Primitive& p, Accept accept) {
+  const char* name = p.name().c_str();
+  p.abstract_eval = [name, accept](std::span<const Aval> in, const Params&) {
+    return unary_abstract(name, accept, in);
+  };
+  p.impl = [name](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
+    return unary_impl(name, args, out_avals, K{});
+  };
+  register_primitive(p);
+}
+
+void define_integer_pow() {
+  integer_pow.abstract_eval = [](std::span<const Aval> in, const Params& params) {
+    std::vector<Aval> out = unary_abstract("integer_pow", Accept::kNumber, in);
+    const int64_t y = params.get_int("y");
+    if (y < 0 && !is_floating(in[0].dtype)) {
+      throw TypeError(
+          op_message("integer_pow", "integers cannot be raised to negative powers, got " +
+                                        in[0].str() + " with y=" + std::to_string(y) +
+                                        "; convert to a floating dtype first"));
+    }
+    return out;
+  };
+  integer_pow.impl = [](std::span<const Array> args, const Params& params,
+                        std::span<const Aval> out_avals) {
+    return unary_impl("integer_pow", args, out_avals, IntegerPowK{params.get_int("y")});
+  };
+  register_primitive(integer_pow);
+}
+
+}  // namespace
+
+void register_elementwise_unary() {
+  define<NegK>(neg, Accept::kNumber);
+  define<ExpK>(exp, Accept::kFloating);
+  define<LogK>(log, Accept::kFloating);
+  define<SinCosK<false>>(sin, Accept::kFloating);
+  define<SinCosK<true>>(cos, Accept::kFloating);
+  define<TanhK>(tanh, Accept::kFloating);
+  define<LogisticK>(logistic, Accept::kFloating);
+  define<SqrtK>(sqrt, Accept::kFloating);
+  define_integer_pow();
+}
+
+}  // namespace tessera::prims

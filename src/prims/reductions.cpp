@@ -1,0 +1,500 @@
+// Reductions: reduce_sum and reduce_max over a set of axes.
+//
+// Floats sum pairwise (fixed leaves, fixed tree), so the error grows as O(log n) eps and the
+// result is bitwise the same for any thread count: work is cut into chunks whose boundaries
+// depend only on the shape, and partials are combined in a fixed order. 16-bit floats
+// accumulate in float32 and round once; integers wrap around in their own dtype.
+//
+// Plan: drop size-1 dims, merge neighbouring dims of the same kind (kept/reduced), then reduce
+// one reduced group per pass, innermost first: a trailing group is a row reduction
+// (contiguous, lane-vectorized), an inner one a column reduction [O, R, I] -> [O, I]
+// (rows accumulated into a vector along the contiguous axis).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <set>
+#include <string>
+#include <type_traits>
+
+#include "prims/kernel_util.h"
+#include "prims/prims.h"
+#include "runtime/thread_pool.h"
+
+namespace tessera::prims {
+
+Primitive reduce_sum("reduce_sum");
+Primitive reduce_max("reduce_max");
+
+namespace {
+
+using kernels::compute_t;
+using runtime::parallel_for;
+
+constexpr int64_t kTaskElems = int64_t{1} << 16;  // elements per parallel task, at least
+// Lanes of the contiguous reduction: 256 bytes of accumulators (8 AVX registers); a block is
+// 8 elements per lane, summed in order before the pairing.
+template <class Acc>
+inline constexpr int64_t kLanes = std::max<int64_t>(8, 256 / sizeof(Acc));
+template <class Acc>
+inline constexpr int64_t kBlock = 8 * kLanes<Acc>;
+constexpr int64_t kHalfBlock = kBlock<float>;    // 16-bit floats convert this many at a time
+constexpr int64_t kRowChunk = int64_t{1} << 15;  // a long row is cut into chunks of this
+constexpr int64_t kColWidth = 4096;              // columns accumulated together
+constexpr int64_t kLeafRows = 8;                 // rows accumulated before pairing
+
+// Scratch memory (std::vector<bool> has no data()). Large blocks come from the device's caching
+// allocator, so steady-state reductions fault in no fresh pages.
+template <class T>
+struct Buf {
+  explicit Buf(int64_t n = 0, const char* op = "reduce") {
+    const size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 0)) * sizeof(T);
+    if (bytes >= (size_t{1} << 16)) {
+      big_ = Buffer::allocate(default_device(), bytes, op);
+      p_ = static_cast<T*>(big_->data());
+    } else if (n > 0) {
+      small_.reset(new T[static_cast<size_t>(n)]);
+      p_ = small_.get();
+    }
+  }
+  T* data() { return p_; }
+  T& operator[](int64_t i) { return p_[i]; }
+
+ private:
+  T* p_ = nullptr;
+  std::unique_ptr<T[]> small_;
+  std::shared_ptr<Buffer> big_;
+};
+
+struct SumOp {
+  static constexpr const char* kName = "reduce_sum";
+  template <class A>
+  static A identity() {
+    return A(0);
+  }
+  template <class A>
+  static A combine(A a, A b) {
+    if constexpr (std::is_integral_v<A> && !std::is_same_v<A, bool>) {
+      using U = std::make_unsigned_t<A>;
+      return static_cast<A>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));  // wraps
+    } else {
+      return a + b;
+    }
+  }
+};
+
+struct MaxOp {
+  static constexpr const char* kName = "reduce_max";
+  template <class A>
+  static A identity() {
+    if constexpr (std::is_same_v<A, bool>)
+      return false;
+    else if constexpr (std::is_floating_point_v<A>)
+      return -std::numeric_limits<A>::infinity();
+    else
+      return std::numeric_limits<A>::lowest();
+  }
+  template <class A>
+  static A combine(A a, A b) {
+    if constexpr (std::is_same_v<A, bool>)
+      return a | b;
+    else if constexpr (std::is_floating_point_v<A>)
+      return (b > a || b != b) ? b : a;  // NaN wins
+    else
+      return b > a ? b : a;
+  }
+};
+
+template <class Acc, class In>
+inline Acc ld(In v) {
+  return static_cast<Acc>(kernels::load(v));
+}
+
+// 16-bit floats -> float32 for a block (F16C where available); exact.
+template <class In>
+void to_float_block(const In* p, int64_t n, float* out) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<In, float16_t>) {
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(out + i,
+                       _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
+#endif
+    for (; i < n; ++i) out[i] = half_bits_to_float(p[i].bits);
+  } else {
+    for (; i < n; ++i) out[i] = bfloat16_bits_to_float(p[i].bits);
+  }
+}
+
+// float32 -> 16-bit floats, rounding to nearest even (as kernels::store).
+template <class T>
+void from_float_block(const float* p, int64_t n, T* out) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float16_t>) {
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                       _mm256_cvtps_ph(_mm256_loadu_ps(p + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+  }
+  for (; i < n; ++i) out[i] = kernels::store<T>(p[i]);
+}
+
+// Short runs: L independent accumulators, a fixed tree over the lanes, then the tail of
+// fewer than L elements in order.
+template <class Op, class Acc, int64_t L, class In>
+Acc reduce_lanes(const In* p, int64_t n) {
+  const int64_t nv = n / L * L;
+  Acc lanes[L];
+  for (int64_t l = 0; l < L; ++l) lanes[l] = Op::template identity<Acc>();
+  for (int64_t i = 0; i < nv; i += L)
+    for (int64_t l = 0; l < L; ++l) lanes[l] = Op::combine(lanes[l], ld<Acc>(p[i + l]));
+  for (int64_t w = L / 2; w > 0; w /= 2)
+    for (int64_t l = 0; l < w; ++l) lanes[l] = Op::combine(lanes[l], lanes[l + w]);
+  Acc a = lanes[0];
+  for (int64_t i = nv; i < n; ++i) a = Op::combine(a, ld<Acc>(p[i]));
+  return a;
+}
+
+// Reduces n contiguous elements, pairwise: kLanes accumulators (vector registers) sum blocks
+// of kLeaf elements (kLeaf / kLanes in order per lane); the blocks' lane vectors are paired
+// as they stream by (a binary counter: whole vectors are added, so no horizontal work per
+// block); the final lane vector is reduced by a fixed tree and the last n % kLanes elements
+// are added in order. Error O(log n) eps; the order depends on n only.
+template <class Op, class Acc, class In>
+Acc reduce_contig(const In* p, int64_t n) {
+  if constexpr (kernels::is_half_v<In>) {
+    if (n >= kHalfBlock) {  // convert blocks to float, then the float path
+      float buf[kHalfBlock];
+      constexpr int kMaxLevels = 64;
+      Acc stack[kMaxLevels];
+      int levels[kMaxLevels], top = 0;
+      int64_t i = 0;
+      // Blocks convert one at a time; their sums are paired like the lane vectors below.
+      for (; i + kHalfBlock <= n; i += kHalfBlock) {
+        to_float_block(p + i, kHalfBlock, buf);
+        Acc cur = reduce_contig<Op, Acc>(static_cast<const float*>(buf), kHalfBlock);
+        int lvl = 0;
+        while (top > 0 && levels[top - 1] == lvl) cur = Op::combine(stack[--top], cur), ++lvl;
+        stack[top] = cur;
+        levels[top++] = lvl;
+      }
+      const int64_t rest = n - i;
+      to_float_block(p + i, rest, buf);
+      Acc a = reduce_contig<Op, Acc>(static_cast<const float*>(buf), rest);
+      while (top > 0) a = Op::combine(stack[--top], a);
+      return a;
+    }
+    float buf[kHalfBlock];
+    to_float_block(p, n, buf);
+    return reduce_contig<Op, Acc>(static_cast<const float*>(buf), n);
+  } else {
+    if (n < 16) {
+      Acc a = Op::template identity<Acc>();
+      for (int64_t i = 0; i < n; ++i) a = Op::combine(a, ld<Acc>(p[i]));
+      return a;
+    }
+    constexpr int64_t L = kLanes<Acc>, kB = kBlock<Acc>, kPer = kB / L;
+    if (n < kB) return reduce_lanes<Op, Acc, 8>(p, n);
+    constexpr int kMaxLevels = 64;
+    Acc stack[kMaxLevels][L];
+    int levels[kMaxLevels], top = 0;
+    const int64_t nblocks = n / kB;
+    Acc cur[L];
+    for (int64_t b = 0; b < nblocks; ++b) {
+      const In* q = p + b * kB;
+      for (int64_t l = 0; l < L; ++l) cur[l] = ld<Acc>(q[l]);
+      for (int64_t k = 1; k < kPer; ++k)
+        for (int64_t l = 0; l < L; ++l) cur[l] = Op::combine(cur[l], ld<Acc>(q[k * L + l]));
+      int lvl = 0;
+      while (top > 0 && levels[top - 1] == lvl) {
+        --top;
+        for (int64_t l = 0; l < L; ++l) cur[l] = Op::combine(stack[top][l], cur[l]);
+        ++lvl;
+      }
+      for (int64_t l = 0; l < L; ++l) stack[top][l] = cur[l];
+      levels[top++] = lvl;
+    }
+    // The partial last block: whole lane groups, as one more item.
+    const In* q = p + nblocks * kB;
+    const int64_t rest = n - nblocks * kB, nv = rest / L * L;
+    for (int64_t l = 0; l < L; ++l) cur[l] = Op::template identity<Acc>();
+    for (int64_t i = 0; i < nv; i += L)
+      for (int64_t l = 0; l < L; ++l) cur[l] = Op::combine(cur[l], ld<Acc>(q[i + l]));
+    while (top > 0) {
+      --top;
+      for (int64_t l = 0; l < L; ++l) cur[l] = Op::combine(stack[top][l], cur[l]);
+    }
+    for (int64_t w = L / 2; w > 0; w /= 2)
+      for (int64_t l = 0; l < w; ++l) cur[l] = Op::combine(cur[l], cur[l + w]);
+    Acc a = cur[0];
+    for (int64_t i = nv; i < rest; ++i) a = Op::combine(a, ld<Acc>(q[i]));
+    return a;
+  }
+}
+
+// out[o] = reduce(in[o, 0:R]) for o < O.
+template <class Op, class Acc, class In>
+void reduce_rows(const In* in, int64_t O, int64_t R, Acc* out) {
+  if (R < 16) {  // short rows: in order, inline
+    parallel_for(O, std::max<int64_t>(1, kTaskElems / R), [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) {
+        Acc a = Op::template identity<Acc>();
+        for (int64_t r = 0; r < R; ++r) a = Op::combine(a, ld<Acc>(in[o * R + r]));
+        out[o] = a;
+      }
+    });
+    return;
+  }
+  if (R <= kRowChunk) {
+    parallel_for(O, std::max<int64_t>(1, kTaskElems / R), [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) out[o] = reduce_contig<Op, Acc>(in + o * R, R);
+    });
+    return;
+  }
+  const int64_t nch = (R + kRowChunk - 1) / kRowChunk;
+  Buf<Acc> partial(O * nch, Op::kName);
+  parallel_for(O * nch, std::max<int64_t>(1, kTaskElems / kRowChunk), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / nch, c = t % nch;
+      const int64_t b = c * kRowChunk;
+      partial[t] = reduce_contig<Op, Acc>(in + o * R + b, std::min(kRowChunk, R - b));
+    }
+  });
+  for (int64_t o = 0; o < O; ++o) out[o] = reduce_contig<Op, Acc>(partial.data() + o * nch, nch);
+}
+
+// out[0:w] = reduce over r < rows of p[r*ld + 0:w]: leaves of kLeafRows rows, paired
+// recursively. scratch holds w * (depth + 1) accumulators.
+template <class Op, class Acc, class In>
+void col_block(const In* p, int64_t ld_, int64_t rows, int64_t w, Acc* out, Acc* scratch) {
+  if (rows <= kLeafRows) {
+    if constexpr (kernels::is_half_v<In>) {
+      float buf[kColWidth];
+      to_float_block(p, w, out);
+      for (int64_t r = 1; r < rows; ++r) {
+        to_float_block(p + r * ld_, w, buf);
+        for (int64_t j = 0; j < w; ++j) out[j] = Op::combine(out[j], buf[j]);
+      }
+      return;
+    }
+    for (int64_t j = 0; j < w; ++j) out[j] = ld<Acc>(p[j]);
+    for (int64_t r = 1; r < rows; ++r) {
+      const In* row = p + r * ld_;
+      for (int64_t j = 0; j < w; ++j) out[j] = Op::combine(out[j], ld<Acc>(row[j]));
+    }
+    return;
+  }
+  const int64_t half = (rows / 2 + kLeafRows - 1) / kLeafRows * kLeafRows;
+  col_block<Op>(p, ld_, half, w, out, scratch);
+  col_block<Op>(p + half * ld_, ld_, rows - half, w, scratch, scratch + w);
+  for (int64_t j = 0; j < w; ++j) out[j] = Op::combine(out[j], scratch[j]);
+}
+
+inline int64_t col_depth(int64_t rows) {
+  int64_t d = 1;
+  while (rows > kLeafRows) {
+    rows = (rows / 2 + kLeafRows - 1) / kLeafRows * kLeafRows;
+    ++d;
+  }
+  return d + 1;
+}
+
+// out[o, i] = reduce over r < R of in[o*ostride + r*I + i]; R >= 1.
+template <class Op, class Acc, class In>
+void reduce_cols_wide(const In* in, int64_t O, int64_t R, int64_t I, int64_t ostride, Acc* out) {
+  const int64_t nb = (I + kColWidth - 1) / kColWidth;
+  const int64_t wmax = std::min(I, kColWidth);
+  const int64_t rchunk = std::max<int64_t>(256, (int64_t{1} << 18) / wmax);
+  const int64_t nrc = (R + rchunk - 1) / rchunk;
+  Buf<Acc> partial(nrc > 1 ? O * nrc * I : 0, Op::kName);
+  Acc* dest = nrc > 1 ? partial.data() : out;
+  const int64_t task_elems = std::min(rchunk, R) * wmax;
+  parallel_for(O * nrc * nb, std::max<int64_t>(1, kTaskElems / task_elems),
+               [&](int64_t t0, int64_t t1) {
+                 Buf<Acc> scratch(wmax * col_depth(std::min(rchunk, R)), Op::kName);
+                 for (int64_t t = t0; t < t1; ++t) {
+                   const int64_t b = t % nb, rc = (t / nb) % nrc, o = t / (nb * nrc);
+                   const int64_t r0 = rc * rchunk, c0 = b * kColWidth;
+                   const int64_t w = std::min(kColWidth, I - c0);
+                   col_block<Op>(in + o * ostride + r0 * I + c0, I, std::min(rchunk, R - r0), w,
+                                 dest + (o * nrc + rc) * I + c0, scratch.data());
+                 }
+               });
+  if (nrc == 1) return;
+  parallel_for(O * nb, std::max<int64_t>(1, kTaskElems / (nrc * wmax)),
+               [&](int64_t t0, int64_t t1) {
+                 Buf<Acc> scratch(wmax * col_depth(nrc), Op::kName);
+                 for (int64_t t = t0; t < t1; ++t) {
+                   const int64_t b = t % nb, o = t / nb, c0 = b * kColWidth;
+                   col_block<Op>(partial.data() + o * nrc * I + c0, I, nrc,
+                                 std::min(kColWidth, I - c0), out + o * I + c0, scratch.data());
+                 }
+               });
+}
+
+// out[o, i] = reduce over r < R of in[o, r, i]; R >= 1. Narrow rows (I small) are first
+// reduced k rows at a time as rows of width k*I (so the inner loop is wide enough to
+// vectorize), then the k partials are paired, then the R % k leftover rows are added in order.
+template <class Op, class Acc, class In>
+void reduce_cols(const In* in, int64_t O, int64_t R, int64_t I, Acc* out) {
+  constexpr int64_t kFoldWidth = 256;
+  const int64_t k = kFoldWidth / I;
+  if (I >= 32 || R / k < 2) return reduce_cols_wide<Op>(in, O, R, I, R * I, out);
+  const int64_t R2 = R / k, W = k * I;
+  Buf<Acc> wide(O * W, Op::kName);
+  reduce_cols_wide<Op>(in, O, R2, W, R * I, wide.data());
+  parallel_for(O, std::max<int64_t>(1, kTaskElems / (W + (R - R2 * k) * I)),
+               [&](int64_t o0, int64_t o1) {
+                 Buf<Acc> scratch(I * col_depth(k), Op::kName);
+                 for (int64_t o = o0; o < o1; ++o) {
+                   Acc* dst = out + o * I;
+                   col_block<Op>(wide.data() + o * W, I, k, I, dst, scratch.data());
+                   for (int64_t r = R2 * k; r < R; ++r) {
+                     const In* row = in + (o * R + r) * I;
+                     for (int64_t i = 0; i < I; ++i) dst[i] = Op::combine(dst[i], ld<Acc>(row[i]));
+                   }
+                 }
+               });
+}
+
+struct Group {
+  int64_t size;
+  bool reduced;
+};
+
+template <class Op, class T>
+void reduce_kernel(const T* in, const Shape& shape, const std::vector<int64_t>& axes, T* out,
+                   int64_t out_size) {
+  using Acc = compute_t<T>;
+  std::vector<bool> red(shape.size(), false);
+  for (int64_t a : axes) red[a] = true;
+  std::vector<Group> groups;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!groups.empty() && groups.back().reduced == red[d])
+      groups.back().size *= shape[d];
+    else
+      groups.push_back({shape[d], red[d]});
+  }
+  int64_t passes = 0;
+  for (const Group& g : groups) passes += g.reduced;
+  if (passes == 0) {  // only size-1 axes reduced: the values are unchanged
+    std::memcpy(out, in, static_cast<size_t>(out_size) * sizeof(T));
+    return;
+  }
+  Buf<Acc> bufs[2];
+  const void* cur = in;
+  bool cur_is_input = true;
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    int64_t g = static_cast<int64_t>(groups.size()) - 1;
+    while (!groups[g].reduced) --g;
+    int64_t O = 1, I = 1;
+    for (int64_t i = 0; i < g; ++i) O *= groups[i].size;
+    for (size_t i = g + 1; i < groups.size(); ++i) I *= groups[i].size;
+    const int64_t R = groups[g].size;
+    Acc* dst;
+    const bool last = pass == passes - 1;
+    if (last && std::is_same_v<Acc, T>) {
+      dst = reinterpret_cast<Acc*>(out);
+    } else {
+      bufs[pass % 2] = Buf<Acc>(O * I, Op::kName);
+      dst = bufs[pass % 2].data();
+    }
+    auto run = [&]<class In>(const In* src) {
+      if (I == 1)
+        reduce_rows<Op>(src, O, R, dst);
+      else
+        reduce_cols<Op>(src, O, R, I, dst);
+    };
+    if (cur_is_input)
+      run(static_cast<const T*>(cur));
+    else
+      run(static_cast<const Acc*>(cur));
+    cur = dst;
+    cur_is_input = false;
+    groups.erase(groups.begin() + g);
+    if (g > 0 && g < static_cast<int64_t>(groups.size())) {  // kept neighbours now touch
+      groups[g - 1].size *= groups[g].size;
+      groups.erase(groups.begin() + g);
+    }
+  }
+  if constexpr (!std::is_same_v<Acc, T>) {
+    const Acc* src = static_cast<const Acc*>(cur);
+    parallel_for(out_size, kTaskElems,
+                 [&](int64_t i0, int64_t i1) { from_float_block(src + i0, i1 - i0, out + i0); });
+  }
+}
+
+std::vector<Aval> reduce_abstract(const char* op, bool allow_bool, std::span<const Aval> in,
+                                  const Params& p) {
+  const Aval& x = in[0];
+  const auto& axes = p.get_ints("axes");
+  if (is_extended(x.dtype) || (!allow_bool && is_bool(x.dtype)))
+    throw TypeError(op_message(
+        op, std::string(op) + " does not accept dtype " + std::string(dtype_name(x.dtype)) +
+                ". Accepted dtypes are subtypes of number" + (allow_bool ? " or bool" : "") +
+                "; convert the operand first (convert_element_type)."));
+  std::set<int64_t> seen(axes.begin(), axes.end());
+  if (seen.size() != axes.size())
+    throw ValueError(
+        op_message(op, "duplicate value in 'axes' of reduction: " + shape_str(axes) + "."));
+  for (int64_t a : axes) {
+    if (a < 0 || a >= x.ndim())
+      throw IndexError(op_message(op, "reduction axes " + shape_str(axes) +
+                                          " contains out-of-bounds indices for " + x.str() +
+                                          "; axes must be in [0, " + std::to_string(x.ndim()) +
+                                          ") at the lax level (normalize negative axes first)."));
+  }
+  Shape out;
+  for (int64_t d = 0; d < x.ndim(); ++d)
+    if (!seen.count(d)) out.push_back(x.shape[d]);
+  return {Aval{out, x.dtype, x.weak_type}};
+}
+
+template <class Op>
+std::vector<Array> reduce_impl(const char* op, std::span<const Array> args, const Params& p,
+                               std::span<const Aval> outs) {
+  const Array& x = args[0];
+  const Aval& oa = outs[0];
+  Array out = empty_array(oa, op);
+  if (oa.size() == 0) return {out};
+  kernels::dispatch_dtype(oa.dtype, [&]<class T>() {
+    T* o = static_cast<T*>(out.buffer()->data());
+    if (x.size() == 0) {  // reducing an empty axis: the identity
+      const T v = kernels::store<T>(Op::template identity<compute_t<T>>());
+      std::fill(o, o + oa.size(), v);
+      return;
+    }
+    if constexpr (std::is_same_v<Op, SumOp> && std::is_same_v<T, bool>) {
+      throw_internal("prims/reductions", "reduce_sum of bool passed abstract eval");
+    } else {
+      reduce_kernel<Op>(static_cast<const T*>(x.raw_data()), x.shape(), p.get_ints("axes"), o,
+                        oa.size());
+    }
+  });
+  return {out};
+}
+
+}  // namespace
+
+void register_reductions() {
+  reduce_sum.abstract_eval = [](std::span<const Aval> in, const Params& p) {
+    return reduce_abstract("reduce_sum", false, in, p);
+  };
+  reduce_sum.impl = [](std::span<const Array> a, const Params& p, std::span<const Aval> o) {
+    return reduce_impl<SumOp>("reduce_sum", a, p, o);
+  };
+  reduce_max.abstract_eval = [](std::span<const Aval> in, const Params& p) {
+    return reduce_abstract("reduce_max", true, in, p);
+  };
+  reduce_max.impl = [](std::span<const Array> a, const Params& p, std::span<const Aval> o) {
+    return reduce_impl<MaxOp>("reduce_max", a, p, o);
+  };
+  register_primitive(reduce_sum);
+  register_primitive(reduce_max);
+}
+
+}  // namespace tessera::prims

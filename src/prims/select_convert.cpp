@@ -1,0 +1,271 @@
+// select_n(which, *cases) and convert_element_type {new_dtype, weak_type}.
+//
+// select_n picks cases[which] elementwise; which is bool (at most 2 cases) or an integer
+// (clamped into [0, ncases): out of range is undefined in JAX). convert_element_type converts
+// between all numeric dtypes; float -> integer truncates toward zero, maps NaN to 0 and
+// SATURATES out-of-range values to the integer's range (XLA leaves that implementation-defined;
+// we pick the answer that never depends on the machine). Anything -> bool is x != 0.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "prims/broadcast_iter.h"
+#include "prims/kernel_util.h"
+#include "prims/prims.h"
+#include "prims/vec_math.h"
+
+namespace tessera::prims {
+
+Primitive select_n("select_n");
+Primitive convert_element_type("convert_element_type");
+
+namespace {
+
+using kernels::is_half_v;
+using runtime::kElementwiseGrain;
+using runtime::parallel_for;
+
+// ---------------------------------------------------------------- select_n
+
+std::vector<Aval> select_n_abstract(std::span<const Aval> in, const Params&) {
+  const char* op = "select_n";
+  if (in.size() < 2) {
+    throw TypeError(op_message(op, "requires `which` and at least one case, got " +
+                                       std::to_string(in.size()) + " operand(s)"));
+  }
+  const Aval& which = in[0];
+  std::span<const Aval> cases = in.subspan(1);
+  if (!is_bool(which.dtype) && !is_integer(which.dtype)) {
+    throw TypeError(op_message(op, "`which` must be a bool or integer array, got " + which.str() +
+                                       "; compare it with 0 or convert it to int32"));
+  }
+  if (is_bool(which.dtype) && cases.size() > 2) {
+    throw TypeError(op_message(op, "a bool `which` selects between at most 2 cases, got " +
+                                       std::to_string(cases.size()) +
+                                       "; use an int32 `which` for more"));
+  }
+  bool weak = true;
+  for (const Aval& c : cases) {
+    if (c.dtype != cases[0].dtype || c.shape != cases[0].shape) {
+      throw TypeError(op_message(op, "cases must have the same shape and dtype, got " +
+                                         cases[0].str() + " and " + c.str() +
+                                         "; broadcast or convert them first"));
+    }
+    weak = weak && c.weak_type;
+  }
+  if (which.ndim() != 0 && which.shape != cases[0].shape) {
+    throw TypeError(op_message(op, "`which` must be scalar or have the cases' shape, got `which` " +
+                                       which.str() + " and cases " + cases[0].str()));
+  }
+  return {Aval{cases[0].shape, cases[0].dtype, weak}};
+}
+
+template <class W>
+int64_t clamp_which(W w, int64_t ncases) {
+  if constexpr (std::is_same_v<W, bool>) {
+    return w ? std::min<int64_t>(1, ncases - 1) : 0;
+  } else if constexpr (std::is_signed_v<W>) {
+    return w < 0 ? 0 : (static_cast<int64_t>(w) >= ncases ? ncases - 1 : static_cast<int64_t>(w));
+  } else {
+    return static_cast<uint64_t>(w) >= static_cast<uint64_t>(ncases) ? ncases - 1
+                                                                     : static_cast<int64_t>(w);
+  }
+}
+
+// Calls f.template operator()<U>() with an unsigned type of the element size.
+template <class F>
+void dispatch_bits(size_t size, F&& f) {
+  switch (size) {
+    case 1:
+      return f.template operator()<uint8_t>();
+    case 2:
+      return f.template operator()<uint16_t>();
+    case 4:
+      return f.template operator()<uint32_t>();
+    case 8:
+      return f.template operator()<uint64_t>();
+    default:
+      throw_internal("prims/select_convert",
+                     "select_n on elements of " + std::to_string(size) + " bytes");
+  }
+}
+
+std::vector<Array> select_n_impl(std::span<const Array> args, const Params&,
+                                 std::span<const Aval> out_avals) {
+  const Array& which = args[0];
+  const int64_t ncases = static_cast<int64_t>(args.size()) - 1;
+  const Aval& oa = out_avals[0];
+  auto same_aval = [&](const Array& c) -> Array {
+    return c.aval() == oa ? c : Array(oa, c.buffer("select_n"));
+  };
+  if (ncases == 1) return {same_aval(args[1])};
+  if (which.ndim() == 0) {  // one case wins everywhere: share its buffer
+    const int64_t k = kernels::dispatch_dtype(which.dtype(), [&]<class W>() -> int64_t {
+      if constexpr (is_half_v<W> || std::is_floating_point_v<W>) {
+        throw_internal("prims/select_convert", "floating `which`");
+      } else {
+        return clamp_which(*static_cast<const W*>(which.raw_data("select_n")), ncases);
+      }
+    });
+    return {same_aval(args[1 + k])};
+  }
+  Array out = empty_array(oa, "select_n");
+  const int64_t n = oa.size();
+  if (n == 0 || itemsize(oa.dtype) == 0) return {out};
+  kernels::dispatch_dtype(which.dtype(), [&]<class W>() {
+    if constexpr (is_half_v<W> || std::is_floating_point_v<W>) {
+      throw_internal("prims/select_convert", "floating `which`");
+    } else {
+      dispatch_bits(itemsize(oa.dtype), [&]<class U>() {
+        const W* w = static_cast<const W*>(which.raw_data("select_n"));
+        U* o = static_cast<U*>(out.buffer()->data());
+        std::vector<const U*> cs(static_cast<size_t>(ncases));
+        for (int64_t k = 0; k < ncases; ++k) {
+          cs[k] = static_cast<const U*>(args[1 + k].raw_data("select_n"));
+        }
+        parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+          if (ncases == 2) {  // the common case: a blend that vectorizes
+            const U* c0 = cs[0];
+            const U* c1 = cs[1];
+            for (int64_t i = b; i < e; ++i) o[i] = w[i] > W(0) ? c1[i] : c0[i];
+          } else {
+            for (int64_t i = b; i < e; ++i) o[i] = cs[clamp_which(w[i], ncases)][i];
+          }
+        });
+      });
+    }
+  });
+  return {out};
+}
+
+// ---------------------------------------------------------------- convert_element_type
+
+std::vector<Aval> convert_abstract(std::span<const Aval> in, const Params& params) {
+  const char* op = "convert_element_type";
+  kernels::check_num_operands(op, in, 1);
+  const DType to = params.get_dtype("new_dtype");
+  const bool weak = params.get_bool("weak_type");
+  const Aval& x = in[0];
+  if (x.dtype != to && (is_extended(x.dtype) || is_extended(to))) {
+    throw TypeError(op_message(op, "cannot convert " + x.str() + " to " +
+                                       std::string(dtype_name(to)) +
+                                       ": extended dtypes (float0, PRNG keys) have no numeric "
+                                       "conversions"));
+  }
+  return {Aval{x.shape, to, weak}};
+}
+
+// Float -> integer: truncate toward zero, NaN -> 0, saturate out of range.
+template <class D, class S>
+D float_to_int(S v) {
+  constexpr S lo = static_cast<S>(std::numeric_limits<D>::min());  // 0 or -2^(bits-1): exact
+  constexpr S hi = static_cast<S>(D(1) << (std::numeric_limits<D>::digits - 1)) * S(2);  // 2^digits
+  if (!(v == v)) return D(0);
+  if (v >= hi) return std::numeric_limits<D>::max();
+  if (v < lo) return std::numeric_limits<D>::min();
+  return static_cast<D>(v);
+}
+
+// Integer -> bfloat16 rounded once (int32/int64 -> float would round twice): round the
+// magnitude to 8 significant bits, to nearest even, in integer arithmetic; the rest is exact.
+template <class S>
+bfloat16_t int_to_bfloat16(S v) {
+  bool negative = false;
+  if constexpr (std::is_signed_v<S>) negative = v < 0;
+  uint64_t mag = negative ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  int shift = 0;
+  const int len = 64 - std::countl_zero(mag);
+  if (len > 8) {
+    shift = len - 8;
+    const uint64_t low = mag & ((uint64_t{1} << shift) - 1);
+    const uint64_t half = uint64_t{1} << (shift - 1);
+    mag >>= shift;
+    if (low > half || (low == half && (mag & 1))) ++mag;  // may reach 256: still exact
+  }
+  const float f = std::ldexp(static_cast<float>(mag), shift);
+  return kernels::store<bfloat16_t>(negative ? -f : f);
+}
+
+// One element, S and D not 16-bit floats.
+template <class S, class D>
+D convert_one(S v) {
+  if constexpr (std::is_same_v<D, bool>) {
+    return v != S(0);
+  } else if constexpr (std::is_same_v<S, bool>) {
+    return static_cast<D>(v ? 1 : 0);
+  } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
+    return float_to_int<D>(v);
+  } else {
+    return static_cast<D>(v);  // int -> int wraps (C++20); to float rounds to nearest
+  }
+}
+
+template <class S, class D>
+void convert_n(const S* x, D* y, int64_t n) {
+  if constexpr (is_half_v<S>) {
+    // Exact to float32, then one rounding to D.
+    float buf[kernels::kHalfBlock];
+    for (int64_t i0 = 0; i0 < n; i0 += kernels::kHalfBlock) {
+      const int64_t m = std::min(kernels::kHalfBlock, n - i0);
+      kernels::vmath::to_float_n(x + i0, buf, m);
+      convert_n<float, D>(buf, y + i0, m);
+    }
+  } else if constexpr (is_half_v<D>) {
+    if constexpr (std::is_same_v<S, float>) {
+      kernels::vmath::from_float_n(x, y, n);
+    } else if constexpr (std::is_same_v<S, double>) {
+      for (int64_t i = 0; i < n; ++i) {
+        y[i].bits = std::is_same_v<D, float16_t> ? double_to_half_bits(x[i])
+                                                 : double_to_bfloat16_bits(x[i]);
+      }
+    } else if constexpr (std::is_same_v<D, bfloat16_t> && sizeof(S) >= 4) {
+      for (int64_t i = 0; i < n; ++i) y[i] = int_to_bfloat16(x[i]);
+    } else {
+      // Small integers and bool are exact in float32; for float16, 32/64-bit integers round
+      // to float32 first, which only matters beyond 2^24 where float16 is inf anyway.
+      float buf[kernels::kHalfBlock];
+      for (int64_t i0 = 0; i0 < n; i0 += kernels::kHalfBlock) {
+        const int64_t m = std::min(kernels::kHalfBlock, n - i0);
+        for (int64_t i = 0; i < m; ++i) buf[i] = convert_one<S, float>(x[i0 + i]);
+        kernels::vmath::from_float_n(buf, y + i0, m);
+      }
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = convert_one<S, D>(x[i]);
+  }
+}
+
+std::vector<Array> convert_impl(std::span<const Array> args, const Params&,
+                                std::span<const Aval> out_avals) {
+  const Array& x = args[0];
+  const Aval& oa = out_avals[0];
+  if (x.aval() == oa) return {x};  // nothing to do: the input itself
+  if (x.dtype() == oa.dtype) return {Array(oa, x.buffer("convert_element_type"))};
+  Array out = empty_array(oa, "convert_element_type");
+  const int64_t n = oa.size();
+  if (n == 0) return {out};
+  kernels::dispatch_dtype(x.dtype(), [&]<class S>() {
+    kernels::dispatch_dtype(oa.dtype, [&]<class D>() {
+      const S* px = static_cast<const S*>(x.raw_data("convert_element_type"));
+      D* py = static_cast<D*>(out.buffer()->data());
+      parallel_for(n, kElementwiseGrain,
+                   [&](int64_t b, int64_t e) { convert_n<S, D>(px + b, py + b, e - b); });
+    });
+  });
+  return {out};
+}
+
+}  // namespace
+
+void register_select_convert() {
+  select_n.abstract_eval = select_n_abstract;
+  select_n.impl = select_n_impl;
+  register_primitive(select_n);
+  convert_element_type.abstract_eval = convert_abstract;
+  convert_element_type.impl = convert_impl;
+  register_primitive(convert_element_type);
+}
+
+}  // namespace tessera::prims

@@ -1,0 +1,429 @@
+// .npy I/O: round trips for every NumPy dtype, interop with NumPy in both directions (files we
+// write are read by np.load, files np.save writes -- including big-endian, version 2.0/3.0
+// headers -- are read by us), clear errors for malformed/unsupported files (and a fuzz loop
+// that corrupts valid files: errors, never crashes), and atomic saves (a failed save leaves
+// no partial file and keeps an existing one intact).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "tessera/io.h"
+#include "tessera/tessera.h"
+#include "util/oracle.h"
+#include "util/test_util.h"
+
+namespace fs = std::filesystem;
+using namespace tessera;
+using tessera::testing::describe;
+using tessera::testing::oracle_array;
+using tessera::testing::random_shape;
+using tessera::testing::rng;
+
+namespace {
+
+// A fresh temp dir, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "tessera_npy_XXXXXX").string();
+    if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = t;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+  const std::string& path() const { return path_; }
+  // Names of the entries in the dir.
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    for (auto& e : fs::directory_iterator(path_)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  std::string path_;
+};
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string bytes_of(const Array& a) {
+  if (a.nbytes() == 0) return "";
+  return std::string(static_cast<const char*>(a.raw_data()), a.nbytes());
+}
+
+// Dtypes NumPy has (everything numeric but bfloat16).
+std::vector<DType> npy_dtypes() {
+  std::vector<DType> out;
+  for (DType d : tessera::testing::all_dtypes())
+    if (d != DType::kBFloat16) out.push_back(d);
+  return out;
+}
+
+// A valid .npy header for `dict` (padded to 64 bytes, version 1.0).
+std::string npy_file(const std::string& dict, const std::string& data, int major = 1) {
+  const size_t prefix = major == 1 ? 10 : 12;
+  std::string h = dict;
+  while ((prefix + h.size() + 1) % 64) h += ' ';
+  h += '\n';
+  std::string out = "\x93NUMPY";
+  out += static_cast<char>(major);
+  out += '\0';
+  if (major == 1) {
+    out += static_cast<char>(h.size() & 0xff);
+    out += static_cast<char>(h.size() >> 8);
+  } else {
+    for (int b = 0; b < 4; ++b) out += static_cast<char>((h.size() >> (8 * b)) & 0xff);
+  }
+  return out + h + data;
+}
+
+template <class E>
+void expect_load_error(const std::string& path, const std::vector<std::string>& substrings) {
+  try {
+    io::load_npy(path);
+    ADD_FAILURE() << "load_npy(" << path << ") did not raise";
+  } catch (const E& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("[load_npy] ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(path), std::string::npos) << "the message should name the path: " << msg;
+    for (auto& s : substrings) EXPECT_NE(msg.find(s), std::string::npos) << msg;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "load_npy(" << path << ") raised the wrong type: " << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(Npy, RoundTripsEveryDtypeAndShape) {
+  TempDir dir;
+  int n = 0;
+  for (DType d : npy_dtypes()) {
+    for (int rep = 0; rep < 6; ++rep) {
+      Shape s = rep == 0 ? Shape{} : rep == 1 ? Shape{0, 3} : random_shape(1, 4, 5);
+      Array a = oracle_array(s, d);
+      const std::string path = dir.file(std::string("a").append(std::to_string(n++)) + ".npy");
+      io::save_npy(path, a);
+      Array b = io::load_npy(path);
+      ASSERT_EQ(b.dtype(), d) << describe(a);
+      ASSERT_EQ(b.shape(), s) << describe(a);
+      EXPECT_FALSE(b.weak_type());
+      EXPECT_EQ(bytes_of(b), bytes_of(a)) << describe(a);  // bit-exact, NaN payloads included
+      // NumPy's layout: the data starts at a multiple of 64 bytes.
+      const std::string raw = read_bytes(path);
+      ASSERT_GE(raw.size(), 10u);
+      const size_t hlen =
+          static_cast<unsigned char>(raw[8]) | (static_cast<unsigned char>(raw[9]) << 8);
+      EXPECT_EQ((10 + hlen) % 64, 0u);
+      EXPECT_EQ(raw[10 + hlen - 1], '\n');
+      EXPECT_EQ(raw.size(), 10 + hlen + a.nbytes());
+    }
+  }
+  // Saving over an existing file replaces it; no temp files stay behind.
+  Array x = oracle_array({4}, DType::kFloat32);
+  io::save_npy(dir.file("a0.npy"), x);
+  EXPECT_EQ(bytes_of(io::load_npy(dir.file("a0.npy"))), bytes_of(x));
+  EXPECT_EQ(dir.entries().size(), static_cast<size_t>(n));
+}
+
+TEST(Npy, HugeHeaderUsesVersion2) {
+  TempDir dir;
+  Shape s(25000, 1);  // the header needs more than 65535 bytes
+  Array a = oracle_array(s, DType::kInt16);
+  io::save_npy(dir.file("big.npy"), a);
+  const std::string raw = read_bytes(dir.file("big.npy"));
+  EXPECT_EQ(raw[6], 2);
+  Array b = io::load_npy(dir.file("big.npy"));
+  EXPECT_EQ(b.shape(), s);
+  EXPECT_EQ(bytes_of(b), bytes_of(a));
+}
+
+// One python process: it reads every file we wrote (checking dtype and shape, then saving a
+// copy with np.save), and writes its own variants: big-endian, versions 2.0 and 3.0, and
+// unsupported files. We then read all of those back.
+TEST(Npy, NumPyInterop) {
+  TESSERA_REQUIRE_ORACLE();
+  TempDir dir;
+  std::vector<Array> ours;
+  std::string manifest;
+  for (DType d : npy_dtypes()) {
+    for (int rep = 0; rep < 3; ++rep) {
+      Shape s = rep == 0 ? Shape{} : rep == 1 ? Shape{2, 0} : random_shape(1, 4, 4);
+      Array a = oracle_array(s, d);
+      const std::string name = "ours" + std::to_string(ours.size());
+      io::save_npy(dir.file(name + ".npy"), a);
+      manifest += name + " " + std::string(dtype_name(d)) + " " + std::to_string(a.ndim());
+      for (auto v : s) manifest.append(" ").append(std::to_string(v));
+      manifest += "\n";
+      ours.push_back(a);
+    }
+  }
+  write_bytes(dir.file("manifest.txt"), manifest);
+  const std::string script = R"PY(
+import sys, os
+import numpy as np
+d, seed = sys.argv[1], int(sys.argv[2])
+for line in open(os.path.join(d, "manifest.txt")):
+    f = line.split()
+    name, dtype, ndim = f[0], f[1], int(f[2])
+    shape = tuple(int(v) for v in f[3:3 + ndim])
+    x = np.load(os.path.join(d, name + ".npy"))
+    assert x.dtype == np.dtype(dtype), (name, x.dtype, dtype)
+    assert x.shape == shape, (name, x.shape, shape)
+    np.save(os.path.join(d, name + "_copy.npy"), x)
+rng = np.random.default_rng(seed)
+types = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+         "float16", "float32", "float64"]
+for t in types:
+    shape = tuple(rng.integers(0, 4, size=rng.integers(0, 4)))
+    if t == "bool":
+        x = rng.integers(0, 2, size=shape).astype(bool)
+    elif t.startswith("float"):
+        x = rng.standard_normal(size=shape).astype(t)
+    else:
+        info = np.iinfo(t)
+        x = rng.integers(info.min, info.max, size=shape, dtype=t, endpoint=True)
+    np.save(os.path.join(d, "np_%s_le.npy" % t), x)
+    np.save(os.path.join(d, "np_%s_be.npy" % t), x.astype(x.dtype.newbyteorder(">")))
+    for v in [(2, 0), (3, 0)]:
+        with open(os.path.join(d, "np_%s_v%d.npy" % (t, v[0])), "wb") as fh:
+            np.lib.format.write_array(fh, x, version=v)
+np.save(os.path.join(d, "bad_fortran.npy"), np.asfortranarray(np.ones((2, 3), np.float32)))
+np.save(os.path.join(d, "bad_complex.npy"), np.ones(3, np.complex64))
+np.save(os.path.join(d, "bad_object.npy"), np.array([1, "a"], dtype=object), allow_pickle=True)
+np.save(os.path.join(d, "bad_struct.npy"), np.zeros(2, dtype=[("a", "<i4"), ("b", "<f4")]))
+np.save(os.path.join(d, "bad_str.npy"), np.array(["ab", "c"]))
+)PY";
+  write_bytes(dir.file("interop.py"), script);
+  const std::string cmd = "/usr/bin/python3 " + dir.file("interop.py") + " " + dir.path() + " " +
+                          std::to_string(tessera::testing::test_seed() % 1000000007) + " 2>" +
+                          dir.file("stderr.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_bytes(dir.file("stderr.txt"));
+
+  // NumPy read our files with the right dtype and shape; its copies read back bit-exact.
+  for (size_t i = 0; i < ours.size(); ++i) {
+    Array b = io::load_npy(dir.file("ours" + std::to_string(i) + "_copy.npy"));
+    EXPECT_EQ(b.dtype(), ours[i].dtype());
+    EXPECT_EQ(b.shape(), ours[i].shape());
+    EXPECT_EQ(bytes_of(b), bytes_of(ours[i])) << describe(ours[i]);
+  }
+  // NumPy's own files: little-endian, big-endian (swapped on load), versions 2.0 and 3.0 all
+  // hold the same values.
+  for (DType d : npy_dtypes()) {
+    const std::string t(dtype_name(d));
+    Array le = io::load_npy(dir.file("np_" + t + "_le.npy"));
+    EXPECT_EQ(le.dtype(), d);
+    for (const char* variant : {"_be", "_v2", "_v3"}) {
+      Array v = io::load_npy(dir.file("np_" + t + variant + ".npy"));
+      EXPECT_EQ(v.dtype(), d) << t << variant;
+      EXPECT_EQ(v.shape(), le.shape()) << t << variant;
+      EXPECT_EQ(bytes_of(v), bytes_of(le)) << t << variant;
+    }
+  }
+  expect_load_error<ValueError>(dir.file("bad_fortran.npy"), {"Fortran order"});
+  expect_load_error<TypeError>(dir.file("bad_complex.npy"), {"<c8", "complex"});
+  expect_load_error<TypeError>(dir.file("bad_object.npy"), {"|O", "Python objects"});
+  expect_load_error<ValueError>(dir.file("bad_struct.npy"), {"structured"});
+  expect_load_error<TypeError>(dir.file("bad_str.npy"), {"<U2", "not supported"});
+}
+
+TEST(Npy, MalformedFilesRaiseClearErrors) {
+  TempDir dir;
+  const std::string f4x3(12, '\0');
+  struct Bad {
+    std::string name, bytes;
+    std::vector<std::string> substrings;
+  };
+  std::vector<Bad> value_errors = {
+      {"empty", "", {"magic"}},
+      {"magic", "\x93NUMPX\x01\x00" + std::string(100, ' '), {"magic"}},
+      {"short", "\x93NU", {"magic"}},
+      {"version",
+       npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", f4x3)
+           .replace(6, 1, "\x09"),
+       {"version 9.0"}},
+      {"hlen_trunc", std::string("\x93NUMPY\x01\x00\x05", 9), {"header"}},
+      {"hlen_beyond", std::string("\x93NUMPY\x01\x00\xff\x7f", 10) + "{}", {"truncated"}},
+      {"not_dict", npy_file("['descr', '<f4']", f4x3), {"expected '{'"}},
+      {"missing_key", npy_file("{'descr': '<f4', 'shape': (3,), }", f4x3), {"lacks"}},
+      {"extra_key",
+       npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}", f4x3),
+       {"unexpected key 'x'"}},
+      {"bad_bool",
+       npy_file("{'descr': '<f4', 'fortran_order': 0, 'shape': (3,), }", f4x3),
+       {"True or False"}},
+      {"neg_shape",
+       npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (-3,), }", f4x3),
+       {"non-negative"}},
+      {"list_shape",
+       npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': [3], }", f4x3),
+       {"expected '('"}},
+      {"unterminated",
+       npy_file("{'descr': '<f4, 'fortran_order': False, 'shape': (3,), }", f4x3),
+       {"expected ',' or '}'"}},
+      {"data_trunc",
+       npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }", f4x3),
+       {"truncated", "48 bytes", "only 12"}},
+      {"huge_shape",
+       npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999, 99999999999), }",
+                f4x3),
+       {"too large"}},
+      {"fortran",
+       npy_file("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }", f4x3),
+       {"Fortran order"}},
+  };
+  for (auto& b : value_errors) {
+    const std::string path = dir.file(b.name + ".npy");
+    write_bytes(path, b.bytes);
+    SCOPED_TRACE(b.name);
+    expect_load_error<ValueError>(path, b.substrings);
+    EXPECT_EQ(read_bytes(path), b.bytes) << "a failed load must leave the file untouched";
+  }
+  std::vector<Bad> type_errors = {
+      {"descr_c16",
+       npy_file("{'descr': '<c16', 'fortran_order': False, 'shape': (3,), }", f4x3),
+       {"complex"}},
+      {"descr_V2",
+       npy_file("{'descr': '<V2', 'fortran_order': False, 'shape': (3,), }", f4x3),
+       {"float32"}},
+      {"descr_junk",
+       npy_file("{'descr': 'zz', 'fortran_order': False, 'shape': (3,), }", f4x3),
+       {"'zz'"}},
+  };
+  for (auto& b : type_errors) {
+    const std::string path = dir.file(b.name + ".npy");
+    write_bytes(path, b.bytes);
+    SCOPED_TRACE(b.name);
+    expect_load_error<TypeError>(path, b.substrings);
+  }
+  expect_load_error<ValueError>(dir.file("does_not_exist.npy"), {"cannot open"});
+  fs::create_directory(dir.file("a_dir.npy"));
+  expect_load_error<ValueError>(dir.file("a_dir.npy"), {"directory"});
+
+  // Keys in any order, extra spaces, rank 0 and a header without the trailing comma are fine.
+  write_bytes(dir.file("ok.npy"), npy_file("{ 'shape' : () , 'fortran_order':False,'descr':'<i4'}",
+                                           std::string("\x07\0\0\0", 4)));
+  Array ok = io::load_npy(dir.file("ok.npy"));
+  EXPECT_EQ(ok.dtype(), DType::kInt32);
+  EXPECT_EQ(ok.shape(), Shape{});
+  EXPECT_EQ(ok.item<int32_t>(), 7);
+}
+
+// Corrupts valid files at random (byte flips, truncation): every load either succeeds or
+// raises a tessera::Error; it never crashes or throws anything else.
+TEST(Npy, FuzzedFilesNeverCrash) {
+  TempDir dir;
+  std::uniform_int_distribution<int> byte(0, 255);
+  int errors = 0, loads = 0;
+  for (int it = 0; it < 300; ++it) {
+    DType d = npy_dtypes()[static_cast<size_t>(it) % npy_dtypes().size()];
+    Array a = oracle_array(random_shape(0, 3, 4), d);
+    const std::string path = dir.file("f.npy");
+    io::save_npy(path, a);
+    std::string raw = read_bytes(path);
+    // Flips land in the header half of the time, anywhere otherwise.
+    std::uniform_int_distribution<size_t> pos(
+        0, (it % 2 ? std::min<size_t>(raw.size(), 80) : raw.size()) - 1);
+    if (it % 3 == 0) {
+      raw.resize(std::uniform_int_distribution<size_t>(0, raw.size())(rng()));
+    } else {
+      for (int k = 0; k < 1 + it % 4; ++k) raw[pos(rng())] = static_cast<char>(byte(rng()));
+    }
+    write_bytes(path, raw);
+    try {
+      Array b = io::load_npy(path);
+      ++loads;
+      EXPECT_LE(b.nbytes(), raw.size());
+    } catch (const Error& e) {
+      ++errors;
+      EXPECT_EQ(std::string(e.what()).rfind("[load_npy] ", 0), 0u) << e.what();
+    }
+  }
+  EXPECT_GT(errors, 50);
+  std::cout << "[npy fuzz] " << errors << " clean errors, " << loads << " loads\n";
+}
+
+TEST(Npy, FailedSavesLeaveNoPartialFile) {
+  TempDir dir;
+  const std::string path = dir.file("keep.npy");
+  Array good = oracle_array({16}, DType::kFloat32);
+  io::save_npy(path, good);
+  const std::string before = read_bytes(path);
+
+  // bfloat16 is refused before anything is written.
+  Array bf = oracle_array({3}, DType::kBFloat16);
+  try {
+    io::save_npy(path, bf);
+    ADD_FAILURE() << "saving bfloat16 did not raise";
+  } catch (const TypeError& e) {
+    EXPECT_NE(std::string(e.what()).find("[save_npy] NumPy has no bfloat16; convert to float32 "
+                                         "first"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(io::save_npy(dir.file("bf.npy"), bf), TypeError);
+  EXPECT_FALSE(fs::exists(dir.file("bf.npy")));
+
+  // A deleted array and an empty handle.
+  Array del = oracle_array({2}, DType::kInt32);
+  del.delete_buffer();
+  EXPECT_THROW(io::save_npy(dir.file("del.npy"), del), ValueError);
+  EXPECT_THROW(io::save_npy(dir.file("undef.npy"), Array()), ValueError);
+
+  // A missing directory.
+  try {
+    io::save_npy(dir.file("no/such/dir/x.npy"), good);
+    ADD_FAILURE() << "saving into a missing directory did not raise";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("no/such/dir/x.npy"), std::string::npos) << e.what();
+  }
+
+  // The target is a directory: the final rename fails; the temp file is removed.
+  fs::create_directory(dir.file("target_dir.npy"));
+  EXPECT_THROW(io::save_npy(dir.file("target_dir.npy"), good), ValueError);
+  EXPECT_TRUE(fs::is_directory(dir.file("target_dir.npy")));
+
+  // A write that fails half-way (the file size limit is hit): the existing file is kept
+  // byte for byte and nothing else is left behind.
+  Array big = oracle_array({1 << 16}, DType::kFloat64);
+  struct rlimit old {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim = old;
+  lim.rlim_cur = 4096;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  std::string msg;
+  try {
+    io::save_npy(path, big);
+  } catch (const ValueError& e) {
+    msg = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, old_handler);
+  EXPECT_NE(msg.find("[save_npy] cannot write"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(path), std::string::npos) << msg;
+  EXPECT_EQ(read_bytes(path), before);
+
+  // Only the files we meant to create exist (no "*.tmp.*" leftovers).
+  std::vector<std::string> want = {"keep.npy", "target_dir.npy"};
+  EXPECT_EQ(dir.entries(), want);
+  EXPECT_EQ(bytes_of(io::load_npy(path)), bytes_of(good));
+}
