@@ -147,7 +147,9 @@ void matmul_2048(const Options& o) {
       o.warmup, o.reps);
   const double peak_mb = peak.extra_mb();
 
-  // Peer: the same product through cblas_sgemm directly, on the same data, 2 threads.
+  // Peer: the same product through cblas_sgemm directly, on the same data, with OpenBLAS's own
+  // 2 threads. (Tessera runs OpenBLAS single-threaded inside its pool: restore that after.)
+  const int tessera_blas_threads = openblas_get_num_threads();
   openblas_set_num_threads(2);
   std::vector<float> hc(static_cast<size_t>(n) * n);
   Timing tp = time_median(
@@ -156,6 +158,7 @@ void matmul_2048(const Options& o) {
                     hb.data(), n, 0.0f, hc.data(), n);
       },
       o.warmup, o.reps);
+  openblas_set_num_threads(tessera_blas_threads);
   // The two results must agree (up to summation order).
   const float* pc = c.data<float>();
   double max_err = 0, max_ref = 0;

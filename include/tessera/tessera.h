@@ -5,6 +5,7 @@
 #include "tessera/device.h"
 #include "tessera/dtype.h"
 #include "tessera/errors.h"
+#include "tessera/io.h"
 #include "tessera/lax.h"
 #include "tessera/numpy.h"
 #include "tessera/primitive.h"

@@ -2,7 +2,8 @@
 // operands without materializing them: each operand gets per-dimension element strides (0 on
 // broadcast dimensions), adjacent dimensions that stay contiguous for every operand are merged,
 // and kernels receive runs along the innermost merged dimension where every operand's stride
-// is 0 or 1, so their inner loops are plain loops over raw pointers.
+// is 0 or 1, so their inner loops are plain loops over raw pointers. Also the run/map loops
+// shared by the elementwise families (16-bit floats are computed in float32 blocks).
 #pragma once
 
 #include <algorithm>
@@ -33,7 +34,7 @@ void check_same_dtype(const char* op, std::span<const Aval> in, const std::strin
 void check_not_extended(const char* op, const Aval& a);
 
 // The shape of lax's broadcast of the operands: rank-0 operands broadcast to anything; the
-// others must have equal rank and each dimension equal or 1 (a 0 anywhere gives 0).
+// others must have equal rank and each dimension equal or 1 (0 against 1 gives 0).
 // Throws TypeError naming the op and the shapes.
 Shape broadcast_shapes(const char* op, std::span<const Aval> in);
 

@@ -6,6 +6,8 @@
 // [batch, M, K] / [batch, K, N] only when they do not. 16-bit floats and integers that prefer
 // a float result compute in float32 (float64 when either side is float64) and round once.
 // Integer results accumulate in the result dtype (wrapping); bool is an or of ands.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -329,7 +331,15 @@ Array convert_to(const Array& x) {
   kernels::dispatch_dtype(x.dtype(), [&]<class T>() {
     const T* s = static_cast<const T*>(x.raw_data());
     parallel_for(x.size(), kTaskElems, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) d[i] = static_cast<C>(kernels::load(s[i]));
+      int64_t i = i0;
+#if defined(__F16C__)
+      if constexpr (std::is_same_v<T, float16_t> && std::is_same_v<C, float>) {
+        for (; i + 8 <= i1; i += 8)
+          _mm256_storeu_ps(
+              d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+      }
+#endif
+      for (; i < i1; ++i) d[i] = static_cast<C>(kernels::load(s[i]));
     });
   });
   return out;

@@ -142,8 +142,8 @@ void from_float_block(const float* p, int64_t n, T* out) {
   for (; i < n; ++i) out[i] = kernels::store<T>(p[i]);
 }
 
-// Short runs: L independent accumulators, a fixed tree over the lanes, then the tail of
-// fewer than L elements in order.
+// Short runs: L independent accumulators (the tail of fewer than L elements one per lane),
+// then a fixed tree over the lanes.
 template <class Op, class Acc, int64_t L, class In>
 Acc reduce_lanes(const In* p, int64_t n) {
   const int64_t nv = n / L * L;
@@ -151,45 +151,39 @@ Acc reduce_lanes(const In* p, int64_t n) {
   for (int64_t l = 0; l < L; ++l) lanes[l] = Op::template identity<Acc>();
   for (int64_t i = 0; i < nv; i += L)
     for (int64_t l = 0; l < L; ++l) lanes[l] = Op::combine(lanes[l], ld<Acc>(p[i + l]));
+  for (int64_t i = nv; i < n; ++i) lanes[i - nv] = Op::combine(lanes[i - nv], ld<Acc>(p[i]));
   for (int64_t w = L / 2; w > 0; w /= 2)
     for (int64_t l = 0; l < w; ++l) lanes[l] = Op::combine(lanes[l], lanes[l + w]);
-  Acc a = lanes[0];
-  for (int64_t i = nv; i < n; ++i) a = Op::combine(a, ld<Acc>(p[i]));
-  return a;
+  return lanes[0];
 }
 
 // Reduces n contiguous elements, pairwise: kLanes accumulators (vector registers) sum blocks
-// of kLeaf elements (kLeaf / kLanes in order per lane); the blocks' lane vectors are paired
+// of kBlock elements (8 in order per lane); the blocks' lane vectors are paired
 // as they stream by (a binary counter: whole vectors are added, so no horizontal work per
-// block); the final lane vector is reduced by a fixed tree and the last n % kLanes elements
-// are added in order. Error O(log n) eps; the order depends on n only.
+// block); the last n % kLanes elements go one per lane, then a fixed tree reduces the lanes.
+// Error O(log n) eps; the order depends on n only.
 template <class Op, class Acc, class In>
 Acc reduce_contig(const In* p, int64_t n) {
   if constexpr (kernels::is_half_v<In>) {
-    if (n >= kHalfBlock) {  // convert blocks to float, then the float path
-      float buf[kHalfBlock];
-      constexpr int kMaxLevels = 64;
-      Acc stack[kMaxLevels];
-      int levels[kMaxLevels], top = 0;
-      int64_t i = 0;
-      // Blocks convert one at a time; their sums are paired like the lane vectors below.
-      for (; i + kHalfBlock <= n; i += kHalfBlock) {
-        to_float_block(p + i, kHalfBlock, buf);
-        Acc cur = reduce_contig<Op, Acc>(static_cast<const float*>(buf), kHalfBlock);
-        int lvl = 0;
-        while (top > 0 && levels[top - 1] == lvl) cur = Op::combine(stack[--top], cur), ++lvl;
-        stack[top] = cur;
-        levels[top++] = lvl;
-      }
-      const int64_t rest = n - i;
-      to_float_block(p + i, rest, buf);
-      Acc a = reduce_contig<Op, Acc>(static_cast<const float*>(buf), rest);
-      while (top > 0) a = Op::combine(stack[--top], a);
-      return a;
-    }
+    // Convert a block at a time to float and reduce it there; pair the blocks' results.
     float buf[kHalfBlock];
-    to_float_block(p, n, buf);
-    return reduce_contig<Op, Acc>(static_cast<const float*>(buf), n);
+    constexpr int kMaxLevels = 64;
+    Acc stack[kMaxLevels];
+    int levels[kMaxLevels], top = 0;
+    for (int64_t i = 0;;) {
+      const int64_t m = std::min(kHalfBlock, n - i);
+      to_float_block(p + i, m, buf);
+      Acc cur = reduce_contig<Op, Acc>(static_cast<const float*>(buf), m);
+      i += m;
+      if (i >= n) {
+        while (top > 0) cur = Op::combine(stack[--top], cur);
+        return cur;
+      }
+      int lvl = 0;
+      while (top > 0 && levels[top - 1] == lvl) cur = Op::combine(stack[--top], cur), ++lvl;
+      stack[top] = cur;
+      levels[top++] = lvl;
+    }
   } else {
     if (n < 16) {
       Acc a = Op::template identity<Acc>();
@@ -223,15 +217,14 @@ Acc reduce_contig(const In* p, int64_t n) {
     for (int64_t l = 0; l < L; ++l) cur[l] = Op::template identity<Acc>();
     for (int64_t i = 0; i < nv; i += L)
       for (int64_t l = 0; l < L; ++l) cur[l] = Op::combine(cur[l], ld<Acc>(q[i + l]));
+    for (int64_t i = nv; i < rest; ++i) cur[i - nv] = Op::combine(cur[i - nv], ld<Acc>(q[i]));
     while (top > 0) {
       --top;
       for (int64_t l = 0; l < L; ++l) cur[l] = Op::combine(stack[top][l], cur[l]);
     }
     for (int64_t w = L / 2; w > 0; w /= 2)
       for (int64_t l = 0; l < w; ++l) cur[l] = Op::combine(cur[l], cur[l + w]);
-    Acc a = cur[0];
-    for (int64_t i = nv; i < rest; ++i) a = Op::combine(a, ld<Acc>(q[i]));
-    return a;
+    return cur[0];
   }
 }
 
@@ -337,7 +330,7 @@ void reduce_cols_wide(const In* in, int64_t O, int64_t R, int64_t I, int64_t ost
 
 // out[o, i] = reduce over r < R of in[o, r, i]; R >= 1. Narrow rows (I small) are first
 // reduced k rows at a time as rows of width k*I (so the inner loop is wide enough to
-// vectorize), then the k partials are paired, then the R % k leftover rows are added in order.
+// vectorize), the R % k leftover rows are added into that wide row, then its k parts are paired.
 template <class Op, class Acc, class In>
 void reduce_cols(const In* in, int64_t O, int64_t R, int64_t I, Acc* out) {
   constexpr int64_t kFoldWidth = 256;
@@ -350,12 +343,12 @@ void reduce_cols(const In* in, int64_t O, int64_t R, int64_t I, Acc* out) {
                [&](int64_t o0, int64_t o1) {
                  Buf<Acc> scratch(I * col_depth(k), Op::kName);
                  for (int64_t o = o0; o < o1; ++o) {
-                   Acc* dst = out + o * I;
-                   col_block<Op>(wide.data() + o * W, I, k, I, dst, scratch.data());
-                   for (int64_t r = R2 * k; r < R; ++r) {
-                     const In* row = in + (o * R + r) * I;
-                     for (int64_t i = 0; i < I; ++i) dst[i] = Op::combine(dst[i], ld<Acc>(row[i]));
-                   }
+                   // The leftover rows are shorter than one wide row: add them into it.
+                   Acc* w = wide.data() + o * W;
+                   const In* left = in + (o * R + R2 * k) * I;
+                   for (int64_t j = 0; j < (R - R2 * k) * I; ++j)
+                     w[j] = Op::combine(w[j], ld<Acc>(left[j]));
+                   col_block<Op>(w, I, k, I, out + o * I, scratch.data());
                  }
                });
 }

@@ -1,12 +1,13 @@
-// Vectorizable float32 math for the eager kernels (exp, log, tanh, logistic, sin, cos, sqrt) and
-// block
-// conversions between 16-bit floats and float32.
+// Vectorizable float32 math for the eager kernels (exp, log, tanh, logistic, sin, cos, sqrt)
+// and block conversions between 16-bit floats and float32.
 //
 // Each function is branch-free scalar code (fma, bit casts, selects) that g++ auto-vectorizes
 // when called in a simple loop over raw pointers; std::expf/tanhf per element do not. Accuracy
 // (checked by a dense sweep in tests/cpp/test_elementwise.cpp): within 2 ulp for exp and log,
 // within 4 ulp for tanh, logistic, sin and cos, with IEEE results at +-0, +-inf and NaN. Polynomial
-// coefficients are our own weighted least-squares (Lawson) fits over the reduced ranges.
+// coefficients are our own weighted least-squares (Lawson) fits over the reduced ranges. Every
+// product that feeds a sum is an explicit std::fma: g++ contracts a*b+c in C++ wherever the
+// target has fma, and explicit fmas keep the results bitwise equal across builds and clones.
 #pragma once
 
 #include <bit>
@@ -77,8 +78,9 @@ inline float log(float x) {
   rz = std::fma(rz, z, 0.28536603f);
   rz = std::fma(rz, z, 0.40000346f);
   rz = std::fma(rz, z, 0.6666666f);
-  rz = rz * z;
-  const float lm = f - s * (f - rz);
+  // lm = f - s*(f - rz*z), with explicit fmas (g++ contracts C++ expressions where the target
+  // has fma, so written-out products would round differently on different builds).
+  const float lm = std::fma(-s, std::fma(-rz, z, f), f);
   const float ef = static_cast<float>(e);
   const float y = std::fma(ef, kLn2Hi, std::fma(ef, kLn2Lo, lm));
   float out = select(x == 0.0f, -INFINITY, y);

@@ -44,6 +44,36 @@ void zero_c(int64_t m, int64_t n, T* c, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
 }
 
+// GEMM shapes that are matrix-vector products go to gemv (about 3x faster in OpenBLAS 0.3.21,
+// whose gemm packs the operands even then). y is zeroed first: with beta 0, some OpenBLAS
+// versions scale y by 0, which would keep NaNs of uninitialized memory.
+template <class T, class Gemv>
+bool try_gemv(Gemv gemv, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+              const T* b, int64_t ldb, T* c, int64_t ldc) {
+  if (n == 1) {  // c[:, 0] = op(A) · op(B)[:, 0]
+    for (int64_t i = 0; i < m; ++i) c[i * ldc] = T(0);
+    const int64_t incx = tb ? 1 : ldb;
+    if (!ta)
+      gemv(CblasRowMajor, CblasNoTrans, int(m), int(k), T(1), a, int(lda), b, int(incx), T(0), c,
+           int(ldc));
+    else
+      gemv(CblasRowMajor, CblasTrans, int(k), int(m), T(1), a, int(lda), b, int(incx), T(0), c,
+           int(ldc));
+    return true;
+  }
+  if (m == 1) {  // c[0, :] = op(A)[0, :] · op(B)
+    std::fill(c, c + n, T(0));
+    const int64_t incx = ta ? lda : 1;
+    if (!tb)
+      gemv(CblasRowMajor, CblasTrans, int(k), int(n), T(1), b, int(ldb), a, int(incx), T(0), c, 1);
+    else
+      gemv(CblasRowMajor, CblasNoTrans, int(n), int(k), T(1), b, int(ldb), a, int(incx), T(0), c,
+           1);
+    return true;
+  }
+  return false;
+}
+
 template <class T>
 void gemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
               const T* b, int64_t ldb, T* c, int64_t ldc) {
@@ -112,6 +142,7 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const fl
   check_dims("sgemm", trans_a, trans_b, m, n, k, lda, ldb, ldc);
   if (m == 0 || n == 0) return;
   if (k == 0) return zero_c(m, n, c, ldc);
+  if (try_gemv<float>(cblas_sgemv, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc)) return;
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
               trans_b ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), 1.0f, a, int(lda), b,
               int(ldb), 0.0f, c, int(ldc));
@@ -123,6 +154,7 @@ void dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const do
   check_dims("dgemm", trans_a, trans_b, m, n, k, lda, ldb, ldc);
   if (m == 0 || n == 0) return;
   if (k == 0) return zero_c(m, n, c, ldc);
+  if (try_gemv<double>(cblas_dgemv, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc)) return;
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
               trans_b ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), 1.0, a, int(lda), b,
               int(ldb), 0.0, c, int(ldc));

@@ -669,8 +669,6 @@ def lax_dot_general(p, ins, x64):
     for a, b in list(zip(lc, rc)) + list(zip(lb, rb)):
         if lhs.shape[a] != rhs.shape[b]:
             raise JaxError("Error", "dot_general dimension sizes differ")
-    if lb != list(range(len(lb))) or rb != list(range(len(rb))):
-        pass  # any batch position is allowed by lax; einsum handles it
     dt = p.get("preferred") or l["dtype"]
     lhs = convert(lhs, l["dtype"], dt)
     rhs = convert(rhs, r["dtype"], dt)

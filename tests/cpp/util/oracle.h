@@ -100,7 +100,7 @@ class OracleBatch {
   // `family` names the batch in reports. Random extras are bounded by a time box (seconds,
   // counted from construction; TESSERA_ORACLE_SECONDS overrides it) and a count
   // (TESSERA_ORACLE_RANDOM_CASES overrides it): see time_left().
-  explicit OracleBatch(std::string family, double time_box_s = 1.5, int max_random = 400);
+  explicit OracleBatch(std::string family, double time_box_s = 1.5, int max_random = 250);
   ~OracleBatch();
   OracleBatch(const OracleBatch&) = delete;
   OracleBatch& operator=(const OracleBatch&) = delete;
