@@ -490,13 +490,14 @@ TEST(ReduceSum, TenMillionFloatsAreAccurate) {
   double want = 0;
   for (int64_t i = 0; i < n; ++i) want += p[i];
   const double got = lax::reduce_sum(x, {0}).item<double>();
-  // Sequential float32 accumulation would be off by ~1e-3 relative here.
-  EXPECT_LT(std::fabs(got - want) / want, 3e-7) << got << " vs " << want;
+  // Sequential float32 accumulation is off by ~1e-3 relative here; pairwise summation's bound
+  // is ~log2(n) eps = 3e-6 and its typical error ~1e-7. 2e-6 separates them without flaking.
+  EXPECT_LT(std::fabs(got - want) / want, 2e-6) << got << " vs " << want;
   // Column sums of a tall matrix are accurate too.
   Array m = lax::reshape(x, {n / 4, 4});
   std::vector<double> wcol(4, 0.0);
   for (int64_t i = 0; i < n; ++i) wcol[i % 4] += p[i];
-  EXPECT_EQ(compare(to_doubles(lax::reduce_sum(m, {0})), wcol, 3e-7, 0), "");
+  EXPECT_EQ(compare(to_doubles(lax::reduce_sum(m, {0})), wcol, 2e-6, 0), "");
 }
 
 TEST(ReduceSum, EmptyAxesGiveTheIdentity) {
