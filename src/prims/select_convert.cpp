@@ -74,24 +74,6 @@ int64_t clamp_which(W w, int64_t ncases) {
   }
 }
 
-// Calls f.template operator()<U>() with an unsigned type of the element size.
-template <class F>
-void dispatch_bits(size_t size, F&& f) {
-  switch (size) {
-    case 1:
-      return f.template operator()<uint8_t>();
-    case 2:
-      return f.template operator()<uint16_t>();
-    case 4:
-      return f.template operator()<uint32_t>();
-    case 8:
-      return f.template operator()<uint64_t>();
-    default:
-      throw_internal("prims/select_convert",
-                     "select_n on elements of " + std::to_string(size) + " bytes");
-  }
-}
-
 std::vector<Array> select_n_impl(std::span<const Array> args, const Params&,
                                  std::span<const Aval> out_avals) {
   const Array& which = args[0];
@@ -118,7 +100,7 @@ std::vector<Array> select_n_impl(std::span<const Array> args, const Params&,
     if constexpr (is_half_v<W> || std::is_floating_point_v<W>) {
       throw_internal("prims/select_convert", "floating `which`");
     } else {
-      dispatch_bits(itemsize(oa.dtype), [&]<class U>() {
+      kernels::dispatch_bits(itemsize(oa.dtype), [&]<class U>() {
         const W* w = static_cast<const W*>(which.raw_data("select_n"));
         U* o = static_cast<U*>(out.buffer()->data());
         std::vector<const U*> cs(static_cast<size_t>(ncases));

@@ -36,25 +36,6 @@ void check_shapelike(const char* op, const char* what, const std::vector<int64_t
   }
 }
 
-// Calls f.template operator()<U>() with an unsigned integer type of the element size.
-template <class F>
-void dispatch_bits(size_t size, F&& f) {
-  switch (size) {
-    case 1:
-      return f.template operator()<uint8_t>();
-    case 2:
-      return f.template operator()<uint16_t>();
-    case 4:
-      return f.template operator()<uint32_t>();
-    case 8:
-      return f.template operator()<uint64_t>();
-    case 0:
-      return;  // float0: nothing to move
-    default:
-      throw_internal("prims/shape_ops", "unsupported element size " + std::to_string(size));
-  }
-}
-
 // ---------------------------------------------------------------- broadcast_in_dim
 
 std::vector<Aval> broadcast_in_dim_abstract(std::span<const Aval> in, const Params& p) {
@@ -172,7 +153,7 @@ std::vector<Array> broadcast_in_dim_impl(std::span<const Array> args, const Para
     dims.push_back(1);
     strides.push_back(0);
   }
-  dispatch_bits(itemsize(oa.dtype), [&]<class U>() {
+  kernels::dispatch_bits(itemsize(oa.dtype), [&]<class U>() {
     broadcast_kernel(static_cast<const U*>(x.raw_data()), static_cast<U*>(out.buffer()->data()),
                      dims, strides);
   });
@@ -483,7 +464,7 @@ std::vector<Array> transpose_impl(std::span<const Array> args, const Params& p,
   // Only size-1 dims move (or none): the row-major bytes are the same.
   if (identity || x.size() == 0) return {Array(oa, x.buffer())};
   Array out = empty_array(oa, "transpose");
-  dispatch_bits(itemsize(oa.dtype), [&]<class U>() {
+  kernels::dispatch_bits(itemsize(oa.dtype), [&]<class U>() {
     transpose_kernel(static_cast<const U*>(x.raw_data()), static_cast<U*>(out.buffer()->data()),
                      plan);
   });

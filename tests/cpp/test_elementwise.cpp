@@ -25,13 +25,9 @@ using testing::random_array;
 using testing::rng;
 using testing::to_doubles;
 
-const DType kAll[] = {DType::kBool,   DType::kInt8,    DType::kInt16,    DType::kInt32,
-                      DType::kInt64,  DType::kUInt8,   DType::kUInt16,   DType::kUInt32,
-                      DType::kUInt64, DType::kFloat16, DType::kBFloat16, DType::kFloat32,
-                      DType::kFloat64};
-const DType kFloats[] = {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64};
-const DType kInts[] = {DType::kInt8,  DType::kInt16,  DType::kInt32,  DType::kInt64,
-                       DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64};
+const auto& kAll = testing::kAllDTypes;
+const auto& kFloats = testing::kFloatDTypes;
+const auto& kInts = testing::kIntDTypes;
 
 struct Threads {
   explicit Threads(int n) : saved(runtime::num_threads()) { runtime::set_num_threads(n); }

@@ -20,10 +20,7 @@ using testing::random_array;
 using testing::rng;
 using testing::to_doubles;
 
-const DType kAllDTypes[] = {DType::kBool,   DType::kInt8,    DType::kInt16,    DType::kInt32,
-                            DType::kInt64,  DType::kUInt8,   DType::kUInt16,   DType::kUInt32,
-                            DType::kUInt64, DType::kFloat16, DType::kBFloat16, DType::kFloat32,
-                            DType::kFloat64};
+using testing::kAllDTypes;
 const DType kNumericDTypes[] = {DType::kInt8,     DType::kInt16,   DType::kInt32,
                                 DType::kInt64,    DType::kUInt8,   DType::kUInt16,
                                 DType::kUInt32,   DType::kUInt64,  DType::kFloat16,

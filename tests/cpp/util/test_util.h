@@ -10,6 +10,17 @@
 
 namespace tessera::testing {
 
+// Dtype lists for sweeps.
+inline constexpr DType kAllDTypes[] = {
+    DType::kBool,     DType::kInt8,    DType::kInt16,  DType::kInt32,  DType::kInt64,
+    DType::kUInt8,    DType::kUInt16,  DType::kUInt32, DType::kUInt64, DType::kFloat16,
+    DType::kBFloat16, DType::kFloat32, DType::kFloat64};
+inline constexpr DType kFloatDTypes[] = {DType::kFloat16, DType::kBFloat16, DType::kFloat32,
+                                         DType::kFloat64};
+inline constexpr DType kIntDTypes[] = {DType::kInt8,   DType::kInt16, DType::kInt32,
+                                       DType::kInt64,  DType::kUInt8, DType::kUInt16,
+                                       DType::kUInt32, DType::kUInt64};
+
 // The seed for this process: TESSERA_TEST_SEED or time-based; printed once to stderr.
 uint64_t test_seed();
 std::mt19937_64& rng();
