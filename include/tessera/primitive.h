@@ -28,7 +28,7 @@ using ParamValue = std::variant<bool, int64_t, double, DType, std::vector<int64_
                                 std::shared_ptr<const Jaxpr>>;
 
 // A small ordered map of static parameters: hashable and comparable so that CSE and compile
-// caches can key on it. Keys keep insertion order (the printer shows them in that order).
+// caches can key on it. Keys keep insertion order; the jaxpr printer sorts them by name, as JAX.
 class Params {
  public:
   Params() = default;

@@ -10,3 +10,5 @@
 #include "tessera/numpy.h"
 #include "tessera/primitive.h"
 #include "tessera/shape.h"
+#include "tessera/tree.h"
+#include "tessera/jaxpr.h"
