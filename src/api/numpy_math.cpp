@@ -105,6 +105,10 @@ using LaxBinary = Array (*)(const Array&, const Array&);
 Array binary(const char* op, const Array& x, const Array& y, LaxBinary f) {
   check_defined(op, x);
   check_defined(op, y);
+  // Fast path (the common eager case): one dtype and weak flag, one shape -> nothing to do.
+  if (x.dtype() == y.dtype() && x.weak_type() == y.weak_type() && x.shape() == y.shape() &&
+      canonicalize_dtype(x.dtype()) == x.dtype())
+    return f(x, y);
   broadcast_shape(op, x.shape(), y.shape());  // shape errors before any conversion runs
   std::vector<Array> p = promote(op, {x, y});
   auto [a, b] = align_ranks(op, p[0], p[1]);
@@ -165,7 +169,9 @@ Array add(const ArrayLike& x, const ArrayLike& y) {
   const char* op = "add";
   check_defined(op, x.array());
   check_defined(op, y.array());
-  if (typed_result({x.array(), y.array()}).dtype == DType::kBool) return binary(op, x, y, bool_or);
+  // Only bool with bool promotes to bool (there are no weak bools).
+  if (x.array().dtype() == DType::kBool && y.array().dtype() == DType::kBool)
+    return binary(op, x, y, bool_or);
   return binary(op, x, y, lax::add);
 }
 
@@ -185,7 +191,8 @@ Array multiply(const ArrayLike& x, const ArrayLike& y) {
   const char* op = "multiply";
   check_defined(op, x.array());
   check_defined(op, y.array());
-  if (typed_result({x.array(), y.array()}).dtype == DType::kBool) return binary(op, x, y, bool_and);
+  if (x.array().dtype() == DType::kBool && y.array().dtype() == DType::kBool)
+    return binary(op, x, y, bool_and);
   return binary(op, x, y, lax::mul);
 }
 
