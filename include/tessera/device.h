@@ -14,12 +14,12 @@ namespace tessera {
 enum class DeviceKind : uint8_t { kCpu, kCuda };
 
 struct MemoryStats {
-  int64_t bytes_in_use = 0;        // held by live buffers
+  int64_t bytes_in_use = 0;  // held by live buffers
   int64_t peak_bytes_in_use = 0;
-  int64_t bytes_cached = 0;        // freed blocks the allocator keeps for reuse
-  int64_t bytes_limit = 0;         // 0 = no limit
-  int64_t num_allocs = 0;          // allocations served
-  int64_t num_cache_hits = 0;      // of which from the cache
+  int64_t bytes_cached = 0;    // freed blocks the allocator keeps for reuse
+  int64_t bytes_limit = 0;     // 0 = no limit
+  int64_t num_allocs = 0;      // allocations served
+  int64_t num_cache_hits = 0;  // of which from the cache
   int64_t largest_alloc_size = 0;
 };
 
@@ -33,9 +33,9 @@ class Device {
   ~Device();
   DeviceKind kind() const { return kind_; }
   int id() const { return id_; }
-  std::string str() const;            // "cpu:0"
-  std::string repr() const;           // "CpuDevice(id=0)" as JAX prints it
-  std::string platform() const;       // "cpu"
+  std::string str() const;       // "cpu:0"
+  std::string repr() const;      // "CpuDevice(id=0)" as JAX prints it
+  std::string platform() const;  // "cpu"
   Allocator& allocator() { return *alloc_; }
   MemoryStats memory_stats() const;
   // 0 removes the limit. Allocations beyond it raise OutOfMemoryError.
@@ -75,7 +75,10 @@ class Buffer {
 
   // Prefer allocate()/external(); public for std::make_shared.
   Buffer(Device* device, void* data, size_t nbytes, std::shared_ptr<void> owner, bool external)
-      : device_(device), data_(data), nbytes_(nbytes), owner_(std::move(owner)),
+      : device_(device),
+        data_(data),
+        nbytes_(nbytes),
+        owner_(std::move(owner)),
         external_(external) {}
 
  private:

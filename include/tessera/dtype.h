@@ -27,8 +27,8 @@ enum class DType : uint8_t {
   kFloat32,
   kFloat64,
   // JAX's extended dtypes.
-  kFloat0,     // tangent type of integer/bool values: zero bytes per element
-  kKeyThreefry // a typed PRNG key (jax.random.key): one key = 2 x uint32 = 8 bytes
+  kFloat0,      // tangent type of integer/bool values: zero bytes per element
+  kKeyThreefry  // a typed PRNG key (jax.random.key): one key = 2 x uint32 = 8 bytes
 };
 inline constexpr int kNumDTypes = 15;
 
@@ -43,12 +43,12 @@ std::ostream& operator<<(std::ostream& os, DType d);
 // Bytes per element (0 for float0).
 size_t itemsize(DType d);
 bool is_bool(DType d);
-bool is_floating(DType d);          // f16, bf16, f32, f64
-bool is_integer(DType d);           // signed or unsigned, not bool
+bool is_floating(DType d);  // f16, bf16, f32, f64
+bool is_integer(DType d);   // signed or unsigned, not bool
 bool is_signed_integer(DType d);
 bool is_unsigned_integer(DType d);
-bool is_extended(DType d);          // float0, key types
-bool is_inexact(DType d);           // floating (complex later)
+bool is_extended(DType d);  // float0, key types
+bool is_inexact(DType d);   // floating (complex later)
 
 // 64-bit mode (jax_enable_x64). Off by default: 64-bit results are canonicalized to 32 bits.
 void set_x64_enabled(bool on);
@@ -79,10 +79,10 @@ TypedDType result_type(const TypedDType* in, size_t n);
 struct FInfo {
   DType dtype;
   int bits;
-  double eps;         // 2^-mantissa_bits
-  double max;         // largest finite
-  double min;         // -max
-  double tiny;        // smallest positive normal (== smallest_normal)
+  double eps;   // 2^-mantissa_bits
+  double max;   // largest finite
+  double min;   // -max
+  double tiny;  // smallest positive normal (== smallest_normal)
   double smallest_subnormal;
   double resolution;  // 10^-precision
   int precision;      // decimal digits
@@ -127,19 +127,58 @@ inline float to_float(bfloat16_t b) { return bfloat16_bits_to_float(b.bits); }
 // Maps a C++ element type to its DType.
 template <class T>
 struct dtype_of;
-template <> struct dtype_of<bool> { static constexpr DType value = DType::kBool; };
-template <> struct dtype_of<int8_t> { static constexpr DType value = DType::kInt8; };
-template <> struct dtype_of<int16_t> { static constexpr DType value = DType::kInt16; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = DType::kInt32; };
-template <> struct dtype_of<int64_t> { static constexpr DType value = DType::kInt64; };
-template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::kUInt8; };
-template <> struct dtype_of<uint16_t> { static constexpr DType value = DType::kUInt16; };
-template <> struct dtype_of<uint32_t> { static constexpr DType value = DType::kUInt32; };
-template <> struct dtype_of<uint64_t> { static constexpr DType value = DType::kUInt64; };
-template <> struct dtype_of<float16_t> { static constexpr DType value = DType::kFloat16; };
-template <> struct dtype_of<bfloat16_t> { static constexpr DType value = DType::kBFloat16; };
-template <> struct dtype_of<float> { static constexpr DType value = DType::kFloat32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::kFloat64; };
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = DType::kBool;
+};
+template <>
+struct dtype_of<int8_t> {
+  static constexpr DType value = DType::kInt8;
+};
+template <>
+struct dtype_of<int16_t> {
+  static constexpr DType value = DType::kInt16;
+};
+template <>
+struct dtype_of<int32_t> {
+  static constexpr DType value = DType::kInt32;
+};
+template <>
+struct dtype_of<int64_t> {
+  static constexpr DType value = DType::kInt64;
+};
+template <>
+struct dtype_of<uint8_t> {
+  static constexpr DType value = DType::kUInt8;
+};
+template <>
+struct dtype_of<uint16_t> {
+  static constexpr DType value = DType::kUInt16;
+};
+template <>
+struct dtype_of<uint32_t> {
+  static constexpr DType value = DType::kUInt32;
+};
+template <>
+struct dtype_of<uint64_t> {
+  static constexpr DType value = DType::kUInt64;
+};
+template <>
+struct dtype_of<float16_t> {
+  static constexpr DType value = DType::kFloat16;
+};
+template <>
+struct dtype_of<bfloat16_t> {
+  static constexpr DType value = DType::kBFloat16;
+};
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = DType::kFloat32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = DType::kFloat64;
+};
 template <class T>
 inline constexpr DType dtype_v = dtype_of<T>::value;
 

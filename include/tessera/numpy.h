@@ -21,7 +21,7 @@ namespace tessera::numpy {
 // weakly typed (bool is strong, as in JAX): int -> weak int, double/float -> weak float.
 class ArrayLike {
  public:
-  ArrayLike(const Array& a) : array_(a) {}  // NOLINT: implicit by design
+  ArrayLike(const Array& a) : array_(a) {}        // NOLINT: implicit by design
   ArrayLike(Array&& a) : array_(std::move(a)) {}  // NOLINT
   template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
   ArrayLike(S s) : array_(scalar(s)) {}  // NOLINT
@@ -36,8 +36,8 @@ class ArrayLike {
 
 // ---- creation ----
 // A weakly typed rank-0 array (what C++ scalars become).
-Array weak_scalar(double v);                 // weak float (float32 unless x64)
-Array weak_scalar_int(int64_t v);            // weak int (int32 unless x64)
+Array weak_scalar(double v);       // weak float (float32 unless x64)
+Array weak_scalar_int(int64_t v);  // weak int (int32 unless x64)
 // A strongly typed rank-0 array of dtype.
 Array scalar(double v, DType dtype);
 // From host data: values are converted to dtype (default: float32 for floating C++ types,
@@ -90,14 +90,14 @@ Array broadcast_to(const Array& x, const Shape& shape);
 Array add(const ArrayLike& x, const ArrayLike& y);
 Array subtract(const ArrayLike& x, const ArrayLike& y);
 Array multiply(const ArrayLike& x, const ArrayLike& y);
-Array divide(const ArrayLike& x, const ArrayLike& y);        // true division: ints -> float
+Array divide(const ArrayLike& x, const ArrayLike& y);  // true division: ints -> float
 Array true_divide(const ArrayLike& x, const ArrayLike& y);
 Array power(const ArrayLike& x, const ArrayLike& y);
 Array maximum(const ArrayLike& x, const ArrayLike& y);
 Array minimum(const ArrayLike& x, const ArrayLike& y);
 Array negative(const ArrayLike& x);
 Array positive(const ArrayLike& x);
-Array exp(const ArrayLike& x);    // integers promote to float, as jnp
+Array exp(const ArrayLike& x);  // integers promote to float, as jnp
 Array log(const ArrayLike& x);
 Array sin(const ArrayLike& x);
 Array cos(const ArrayLike& x);

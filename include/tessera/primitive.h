@@ -78,8 +78,8 @@ using JvpRule = std::function<std::pair<std::vector<Array>, std::vector<Array>>(
     std::span<const Array> primals, std::span<const Array> tangents, const Params&)>;
 // Transpose of a linear primitive: (cotangents of outputs, primal args where undefined Arrays
 // mark the linear inputs) -> cotangents of the inputs (undefined = zero / not linear).
-using TransposeRule = std::function<std::vector<Array>(
-    std::span<const Array> cotangents, std::span<const Array> args, const Params&)>;
+using TransposeRule = std::function<std::vector<Array>(std::span<const Array> cotangents,
+                                                       std::span<const Array> args, const Params&)>;
 // VJP override consulted by linearize: returns primal outputs and a function from output
 // cotangents to input cotangents (custom_vjp, fused kernels such as attention).
 using VjpFn = std::function<std::vector<Array>(std::span<const Array>)>;

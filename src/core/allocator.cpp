@@ -76,14 +76,14 @@ void* CachingCpuAllocator::allocate(size_t nbytes, const char* op) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stats_.bytes_limit > 0 &&
       stats_.bytes_in_use + static_cast<int64_t>(cls) > stats_.bytes_limit) {
-    throw OutOfMemoryError(op_message(
-        op ? op : "allocate",
-        "out of memory on " + device_name_ + ": allocating " +
-            human_bytes(static_cast<int64_t>(nbytes)) + " with " +
-            human_bytes(stats_.bytes_in_use) + " in use would exceed the limit of " +
-            human_bytes(stats_.bytes_limit) +
-            "; free arrays you no longer need, use smaller batches, or raise the limit "
-            "(Device::set_memory_limit / TESSERA_CPU_MEMORY_LIMIT)"));
+    throw OutOfMemoryError(
+        op_message(op ? op : "allocate",
+                   "out of memory on " + device_name_ + ": allocating " +
+                       human_bytes(static_cast<int64_t>(nbytes)) + " with " +
+                       human_bytes(stats_.bytes_in_use) + " in use would exceed the limit of " +
+                       human_bytes(stats_.bytes_limit) +
+                       "; free arrays you no longer need, use smaller batches, or raise the limit "
+                       "(Device::set_memory_limit / TESSERA_CPU_MEMORY_LIMIT)"));
   }
   void* p = nullptr;
   auto it = free_.find(cls);

@@ -18,9 +18,7 @@ Array::Array(std::shared_ptr<Tracer> tracer) : impl_(std::make_shared<ArrayImpl>
   impl_->tracer = std::move(tracer);
 }
 
-int64_t Array::dim(int64_t axis) const {
-  return shape()[normalize_axis("dim", axis, ndim())];
-}
+int64_t Array::dim(int64_t axis) const { return shape()[normalize_axis("dim", axis, ndim())]; }
 
 const std::shared_ptr<Buffer>& Array::buffer(const char* why) const {
   if (!impl_) throw ValueError(op_message(why, "the Array handle is empty (default-constructed)"));
@@ -33,8 +31,8 @@ const std::shared_ptr<Buffer>& Array::buffer(const char* why) const {
                  "static."));
   }
   if (impl_->deleted) {
-    throw ValueError(op_message(why, "array " + impl_->aval.str() +
-                                         " has been deleted (or donated); it cannot be used"));
+    throw ValueError(op_message(
+        why, "array " + impl_->aval.str() + " has been deleted (or donated); it cannot be used"));
   }
   return impl_->buffer;
 }

@@ -41,11 +41,13 @@ std::optional<DType> Params::get_optional_dtype(std::string_view key) const {
 }
 
 void Params::bad_type(std::string_view key) const {
-  throw_internal("params", "parameter '" + std::string(key) + "' has an unexpected type in {" +
-                               str() + "}");
+  throw_internal("params",
+                 "parameter '" + std::string(key) + "' has an unexpected type in {" + str() + "}");
 }
 
-static size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+static size_t mix(size_t h, size_t v) {
+  return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
 
 size_t Params::hash() const {
   size_t h = items_.size();

@@ -100,9 +100,9 @@ std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<co
                         "a side channel). Return it as an output of the function instead."));
     }
     if (a.is_deleted()) {
-      throw ValueError(op_message(p.name(), "argument " + std::to_string(i) + " (" +
-                                                a.aval().str() +
-                                                ") has been deleted or donated; it cannot be used"));
+      throw ValueError(
+          op_message(p.name(), "argument " + std::to_string(i) + " (" + a.aval().str() +
+                                   ") has been deleted or donated; it cannot be used"));
     }
     avals.push_back(a.aval());
   }

@@ -152,11 +152,37 @@ TEST(Params, HashAndEquality) {
 }
 
 TEST(Registry, KnowsTheFirstPrimitives) {
-  for (const char* name :
-       {"add", "sub", "mul", "div", "neg", "max", "min", "exp", "log", "sin", "cos", "tanh",
-        "logistic", "sqrt", "pow", "integer_pow", "eq", "ne", "lt", "le", "gt", "ge", "select_n",
-        "convert_element_type", "broadcast_in_dim", "reshape", "transpose", "reduce_sum",
-        "reduce_max", "iota", "dot_general"}) {
+  for (const char* name : {"add",
+                           "sub",
+                           "mul",
+                           "div",
+                           "neg",
+                           "max",
+                           "min",
+                           "exp",
+                           "log",
+                           "sin",
+                           "cos",
+                           "tanh",
+                           "logistic",
+                           "sqrt",
+                           "pow",
+                           "integer_pow",
+                           "eq",
+                           "ne",
+                           "lt",
+                           "le",
+                           "gt",
+                           "ge",
+                           "select_n",
+                           "convert_element_type",
+                           "broadcast_in_dim",
+                           "reshape",
+                           "transpose",
+                           "reduce_sum",
+                           "reduce_max",
+                           "iota",
+                           "dot_general"}) {
     Primitive* p = find_primitive(name);
     ASSERT_NE(p, nullptr) << name;
     EXPECT_TRUE(p->abstract_eval && p->impl) << name;

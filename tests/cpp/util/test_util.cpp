@@ -50,7 +50,8 @@ Array random_array(const Shape& shape, DType dtype, double lo, double hi) {
 std::vector<double> to_doubles(const Array& a) {
   std::vector<double> out(static_cast<size_t>(a.size()));
   const auto* p = static_cast<const char*>(a.raw_data());
-  for (int64_t i = 0; i < a.size(); ++i) out[i] = load_as_double(a.dtype(), p + i * itemsize(a.dtype()));
+  for (int64_t i = 0; i < a.size(); ++i)
+    out[i] = load_as_double(a.dtype(), p + i * itemsize(a.dtype()));
   return out;
 }
 
