@@ -73,13 +73,19 @@ using AbstractEvalRule = std::function<std::vector<Aval>(std::span<const Aval>, 
 using ImplRule = std::function<std::vector<Array>(std::span<const Array>, const Params&,
                                                   std::span<const Aval> out_avals)>;
 // JVP: (primals, tangents) -> (primal outs, tangent outs). An undefined Array tangent is a
-// symbolic zero.
+// symbolic zero, in and out (integer/bool inputs always have zero tangents; non-differentiable
+// outputs such as comparisons return undefined tangents). Rules compute with lax ops, so they
+// work under any trace.
 using JvpRule = std::function<std::pair<std::vector<Array>, std::vector<Array>>(
     std::span<const Array> primals, std::span<const Array> tangents, const Params&)>;
-// Transpose of a linear primitive: (cotangents of outputs, primal args where undefined Arrays
-// mark the linear inputs) -> cotangents of the inputs (undefined = zero / not linear).
-using TransposeRule = std::function<std::vector<Array>(std::span<const Array> cotangents,
-                                                       std::span<const Array> args, const Params&)>;
+// Transpose of a primitive linear in some inputs (JAX's UndefinedPrimal convention):
+// args[i] is an undefined Array exactly when input i is linear (its aval is arg_avals[i]); the
+// other args are the concrete/traced non-linear operands. Cotangents are always defined.
+// Returns one entry per input: the cotangent of each linear input (an undefined Array means
+// a symbolic zero) and undefined for the non-linear inputs.
+using TransposeRule =
+    std::function<std::vector<Array>(std::span<const Array> cotangents, std::span<const Array> args,
+                                     std::span<const Aval> arg_avals, const Params&)>;
 // VJP override consulted by linearize: returns primal outputs and a function from output
 // cotangents to input cotangents (custom_vjp, fused kernels such as attention).
 using VjpFn = std::function<std::vector<Array>(std::span<const Array>)>;
