@@ -90,6 +90,11 @@ void define(Primitive& p) {
   p.impl = [name](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
     return compare_impl<Op>(name, args, out_avals);
   };
+  // Comparisons are not differentiable: the bool output has no tangent (a symbolic zero).
+  p.jvp = [&p](std::span<const Array> primals, std::span<const Array>, const Params& params) {
+    return std::pair<std::vector<Array>, std::vector<Array>>{tessera::bind(p, primals, params),
+                                                             {Array()}};
+  };
   register_primitive(p);
 }
 

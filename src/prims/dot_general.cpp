@@ -19,6 +19,7 @@
 #include "prims/prims.h"
 #include "runtime/blas.h"
 #include "runtime/thread_pool.h"
+#include "tessera/lax.h"
 
 namespace tessera::prims {
 
@@ -471,12 +472,104 @@ std::vector<Array> dot_general_impl(std::span<const Array> args, const Params& p
   return {out};
 }
 
+// ---------------------------------------------------------------- autodiff rules (JAX's lax)
+// Rules compute only with tessera::lax so that they work under any trace.
+
+lax::DotDimensionNumbers lax_dims(const DimNums& dn) {
+  return lax::DotDimensionNumbers{dn.lc, dn.rc, dn.lb, dn.rb};
+}
+
+// Bilinear: d(lhs . rhs) = t_lhs . rhs + lhs . t_rhs, with symbolic zeros skipped.
+std::pair<std::vector<Array>, std::vector<Array>> dot_general_jvp(std::span<const Array> primals,
+                                                                  std::span<const Array> tangents,
+                                                                  const Params& p) {
+  const lax::DotDimensionNumbers dims = lax_dims(dim_nums(p));
+  const std::optional<DType> pref = p.get_optional_dtype("preferred_element_type");
+  const Array& lhs = primals[0];
+  const Array& rhs = primals[1];
+  std::vector<Array> outs;
+  outs.push_back(lax::dot_general(lhs, rhs, dims, pref));
+  Array t;
+  if (is_inexact(outs[0].dtype())) {
+    if (tangents[0].defined() && is_inexact(lhs.dtype()))
+      t = lax::dot_general(tangents[0], rhs, dims, pref);
+    if (tangents[1].defined() && is_inexact(rhs.dtype())) {
+      Array t2 = lax::dot_general(lhs, tangents[1], dims, pref);
+      t = t.defined() ? lax::add(t, t2) : t2;
+    }
+  }
+  std::vector<Array> touts;
+  touts.push_back(std::move(t));
+  return {std::move(outs), std::move(touts)};
+}
+
+// The cotangent of one operand ("this", with contracting/batch dims this_c/this_b) given the
+// output cotangent ct and the other operand (other_c/other_b). ct's dims are: batch, lhs free,
+// rhs free; other_free_offset is where the other operand's free dims start in ct. ct . other
+// over the other's free dims, batched over the batch dims, gives [batch, this free, this
+// contracting (in the order of the other's contracting dims, sorted)]; a transpose restores
+// this operand's dim order (JAX's _dot_general_transpose_lhs/_rhs).
+Array dot_transpose_operand(const Array& ct, const Array& other, const Aval& this_aval,
+                            const std::vector<int64_t>& this_c, const std::vector<int64_t>& this_b,
+                            const std::vector<int64_t>& other_c,
+                            const std::vector<int64_t>& other_b, int64_t other_free_offset) {
+  const int64_t nb = static_cast<int64_t>(this_b.size());
+  const std::vector<int64_t> this_free = free_dims(this_aval.ndim(), this_b, this_c);
+  const std::vector<int64_t> other_free = free_dims(other.ndim(), other_b, other_c);
+  lax::DotDimensionNumbers dims;
+  for (size_t k = 0; k < other_free.size(); ++k)
+    dims.lhs_contracting.push_back(other_free_offset + static_cast<int64_t>(k));
+  dims.rhs_contracting = other_free;
+  for (int64_t k = 0; k < nb; ++k) dims.lhs_batch.push_back(k);
+  dims.rhs_batch = other_b;
+  // A preferred_element_type may make ct's dtype differ from the operands': compute in ct's.
+  Array o = other;
+  if (o.dtype() != ct.dtype()) o = lax::convert_element_type(o, ct.dtype());
+  Array r = lax::dot_general(ct, o, dims);
+  // Which operand dim each result dim is.
+  std::vector<int64_t> src = this_b;
+  src.insert(src.end(), this_free.begin(), this_free.end());
+  std::vector<size_t> cidx(other_c.size());
+  std::iota(cidx.begin(), cidx.end(), size_t{0});
+  std::sort(cidx.begin(), cidx.end(), [&](size_t a, size_t b) { return other_c[a] < other_c[b]; });
+  for (size_t j : cidx) src.push_back(this_c[j]);
+  std::vector<int64_t> perm(src.size());
+  for (size_t q = 0; q < src.size(); ++q) perm[src[q]] = static_cast<int64_t>(q);
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i)
+    identity = identity && perm[i] == static_cast<int64_t>(i);
+  if (!identity) r = lax::transpose(r, perm);
+  if (r.dtype() != this_aval.dtype) r = lax::convert_element_type(r, this_aval.dtype);
+  return r;
+}
+
+std::vector<Array> dot_general_transpose(std::span<const Array> cts, std::span<const Array> args,
+                                         std::span<const Aval> arg_avals, const Params& p) {
+  const DimNums dn = dim_nums(p);
+  const Array& ct = cts[0];
+  std::vector<Array> res(2);
+  if (args[0].defined() == args[1].defined())
+    throw InternalError(
+        "[dot_general] transpose needs exactly one linear (undefined) operand; got " +
+        std::string(args[0].defined() ? "none" : "both"));
+  const int64_t nb = static_cast<int64_t>(dn.lb.size());
+  if (!args[0].defined()) {  // cotangent of lhs
+    const int64_t nlf = static_cast<int64_t>(free_dims(arg_avals[0].ndim(), dn.lb, dn.lc).size());
+    res[0] = dot_transpose_operand(ct, args[1], arg_avals[0], dn.lc, dn.lb, dn.rc, dn.rb, nb + nlf);
+  } else {  // cotangent of rhs
+    res[1] = dot_transpose_operand(ct, args[0], arg_avals[1], dn.rc, dn.rb, dn.lc, dn.lb, nb);
+  }
+  return res;
+}
+
 }  // namespace
 
 void register_dot_general() {
   runtime::blas::init();  // one thread pool: OpenBLAS runs single-threaded under ours
   dot_general.abstract_eval = dot_general_abstract;
   dot_general.impl = dot_general_impl;
+  dot_general.jvp = dot_general_jvp;
+  dot_general.transpose = dot_general_transpose;
   register_primitive(dot_general);
 }
 

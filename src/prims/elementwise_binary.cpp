@@ -9,9 +9,11 @@
 #include <limits>
 #include <type_traits>
 
+#include "prims/ad_util.h"
 #include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
+#include "tessera/lax.h"
 
 namespace tessera::prims {
 
@@ -184,6 +186,136 @@ void define(Primitive& p, Accept accept) {
   register_primitive(p);
 }
 
+// ---- JVP and transpose rules (JAX's lax rules; lax ops only, so they work under any trace).
+
+using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
+
+// Packs a tangent: broadcast to the output's shape; integer/bool outputs have none.
+JvpOut binary_jvp_out(const Array& out, const Array& t) {
+  if (!ad::has_tangent(out.dtype()) || !t.defined()) return {{out}, {Array()}};
+  return {{out}, {ad::broadcast_to_shape(t, out.shape())}};
+}
+
+// tx * a + ty * b with undefined tangents skipped (a, b are nullary-callable factors).
+template <class Fx, class Fy>
+Array linear_combo(const Array& tx, const Array& ty, Fx fx, Fy fy) {
+  Array a = tx.defined() ? fx(tx) : Array();
+  Array b = ty.defined() ? fy(ty) : Array();
+  return ad::add_tangents(a, b);
+}
+
+JvpOut add_jvp(std::span<const Array> p, std::span<const Array> t, const Params&) {
+  Array out = lax::add(p[0], p[1]);
+  if (!ad::has_tangent(out.dtype())) return {{out}, {Array()}};
+  return binary_jvp_out(out, ad::add_tangents(ad::broadcast_to_shape(t[0], out.shape()),
+                                              ad::broadcast_to_shape(t[1], out.shape())));
+}
+
+JvpOut sub_jvp(std::span<const Array> p, std::span<const Array> t, const Params&) {
+  Array out = lax::sub(p[0], p[1]);
+  if (!ad::has_tangent(out.dtype())) return {{out}, {Array()}};
+  Array tx = ad::broadcast_to_shape(t[0], out.shape());
+  Array ty = ad::broadcast_to_shape(t[1], out.shape());
+  if (!ty.defined()) return binary_jvp_out(out, tx);
+  return binary_jvp_out(out, tx.defined() ? lax::sub(tx, ty) : lax::neg(ty));
+}
+
+JvpOut mul_jvp(std::span<const Array> p, std::span<const Array> t, const Params&) {
+  const Array &x = p[0], &y = p[1];
+  Array out = lax::mul(x, y);
+  if (!ad::has_tangent(out.dtype())) return {{out}, {Array()}};
+  return binary_jvp_out(out, linear_combo(
+                                 t[0], t[1], [&](const Array& tx) { return lax::mul(tx, y); },
+                                 [&](const Array& ty) { return lax::mul(x, ty); }));
+}
+
+// d(x/y) = tx / y - ty * (x / y) / y.
+JvpOut div_jvp(std::span<const Array> p, std::span<const Array> t, const Params&) {
+  const Array &x = p[0], &y = p[1];
+  Array out = lax::div(x, y);
+  if (!ad::has_tangent(out.dtype())) return {{out}, {Array()}};
+  return binary_jvp_out(
+      out, linear_combo(
+               t[0], t[1], [&](const Array& tx) { return lax::div(tx, y); },
+               [&](const Array& ty) { return lax::neg(lax::mul(ty, lax::div(out, y))); }));
+}
+
+// JAX splits ties evenly: the coefficient of operand a is 1 where a alone attains the
+// result, 0.5 where both do, 0 elsewhere: [a==out] * (1 - 0.5 * [b==out]).
+Array balanced_coeff(const Array& a, const Array& b, const Array& out) {
+  const DType d = out.dtype();
+  Array ea = lax::convert_element_type(lax::eq(a, out), d);
+  Array eb = lax::convert_element_type(lax::eq(b, out), d);
+  return lax::mul(ea, lax::sub(ad::scalar_const(1.0, d), lax::mul(ad::scalar_const(0.5, d), eb)));
+}
+
+template <bool kMax>
+JvpOut minmax_jvp(std::span<const Array> p, std::span<const Array> t, const Params&) {
+  const Array &x = p[0], &y = p[1];
+  Array out = kMax ? lax::max(x, y) : lax::min(x, y);
+  if (!ad::has_tangent(out.dtype())) return {{out}, {Array()}};
+  return binary_jvp_out(
+      out, linear_combo(
+               t[0], t[1], [&](const Array& tx) { return lax::mul(tx, balanced_coeff(x, y, out)); },
+               [&](const Array& ty) { return lax::mul(ty, balanced_coeff(y, x, out)); }));
+}
+
+// d(x^y) = tx * (y == 0 ? 0 : y * x^(y-1)) + ty * log(x == 0 ? 1 : x) * x^y, as JAX.
+JvpOut pow_jvp(std::span<const Array> p, std::span<const Array> t, const Params&) {
+  const Array &x = p[0], &y = p[1];
+  Array out = lax::pow(x, y);
+  const DType d = out.dtype();
+  auto dx = [&](const Array& tx) {
+    Array jac = lax::mul(y, lax::pow(x, lax::sub(y, ad::scalar_const(1.0, d))));
+    Array y_zero = ad::broadcast_to_shape(lax::eq(y, ad::scalar_const(0.0, d)), jac.shape());
+    jac = lax::select_n(y_zero, {jac, ad::zeros_like_aval(jac.aval())});
+    return lax::mul(tx, jac);
+  };
+  auto dy = [&](const Array& ty) {
+    Array x_zero = lax::eq(x, ad::scalar_const(0.0, d));
+    Array safe_x = lax::select_n(x_zero, {x, ad::full_like_aval(x.aval(), 1.0)});
+    return lax::mul(ty, lax::mul(lax::log(safe_x), out));
+  };
+  return binary_jvp_out(out, linear_combo(t[0], t[1], dx, dy));
+}
+
+// Transposes. args[i] undefined <=> input i is linear (aval in avals[i]).
+std::vector<Array> add_transpose(std::span<const Array> ct, std::span<const Array> args,
+                                 std::span<const Aval> avals, const Params&) {
+  std::vector<Array> res(2);
+  for (int i = 0; i < 2; ++i) {
+    if (!args[i].defined()) res[i] = ad::unbroadcast(ct[0], avals[i]);
+  }
+  return res;
+}
+
+std::vector<Array> sub_transpose(std::span<const Array> ct, std::span<const Array> args,
+                                 std::span<const Aval> avals, const Params&) {
+  std::vector<Array> res(2);
+  if (!args[0].defined()) res[0] = ad::unbroadcast(ct[0], avals[0]);
+  if (!args[1].defined()) res[1] = ad::unbroadcast(lax::neg(ct[0]), avals[1]);
+  return res;
+}
+
+std::vector<Array> mul_transpose(std::span<const Array> ct, std::span<const Array> args,
+                                 std::span<const Aval> avals, const Params&) {
+  if (args[0].defined() == args[1].defined()) {
+    ad::bad_linearity("mul", "transpose needs exactly one linear operand");
+  }
+  std::vector<Array> res(2);
+  const int lin = args[0].defined() ? 1 : 0;
+  res[lin] = ad::unbroadcast(lax::mul(ct[0], args[1 - lin]), avals[lin]);
+  return res;
+}
+
+std::vector<Array> div_transpose(std::span<const Array> ct, std::span<const Array> args,
+                                 std::span<const Aval> avals, const Params&) {
+  if (args[0].defined() || !args[1].defined()) {
+    ad::bad_linearity("div", "transpose is linear in the numerator only");
+  }
+  return {ad::unbroadcast(lax::div(ct[0], args[1]), avals[0]), Array()};
+}
+
 }  // namespace
 
 void register_elementwise_binary() {
@@ -194,6 +326,17 @@ void register_elementwise_binary() {
   define<MaxOp>(max, Accept::kAny);
   define<MinOp>(min, Accept::kAny);
   define<PowOp>(pow, Accept::kFloating);
+  add.jvp = add_jvp;
+  add.transpose = add_transpose;
+  sub.jvp = sub_jvp;
+  sub.transpose = sub_transpose;
+  mul.jvp = mul_jvp;
+  mul.transpose = mul_transpose;
+  div.jvp = div_jvp;
+  div.transpose = div_transpose;
+  max.jvp = minmax_jvp<true>;
+  min.jvp = minmax_jvp<false>;
+  pow.jvp = pow_jvp;
 }
 
 }  // namespace tessera::prims

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "prims/ad_util.h"
 #include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "prims/vec_math.h"
+#include "tessera/lax.h"
 
 namespace tessera::prims {
 
@@ -216,6 +218,72 @@ void define_integer_pow() {
   register_primitive(integer_pow);
 }
 
+// ---- JVP and transpose rules (JAX's lax rules; lax ops only, so they work under any trace).
+
+using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
+
+// A unary rule from its primal function and its tangent map (t, x, out) -> tangent. Undefined
+// tangents and integer/bool dtypes give symbolic-zero tangents.
+template <class F, class D>
+JvpRule unary_jvp(F f, D d) {
+  return [f, d](std::span<const Array> p, std::span<const Array> t, const Params&) -> JvpOut {
+    Array out = f(p[0]);
+    if (!t[0].defined() || !ad::has_tangent(out.dtype())) return {{out}, {Array()}};
+    return {{out}, {d(t[0], p[0], out)}};
+  };
+}
+
+Array c(double v, const Array& like) { return ad::scalar_const(v, like.dtype()); }
+
+JvpOut integer_pow_jvp(std::span<const Array> p, std::span<const Array> t, const Params& params) {
+  const int64_t y = params.get_int("y");
+  const Array& x = p[0];
+  Array out = lax::integer_pow(x, y);
+  if (!t[0].defined() || !ad::has_tangent(out.dtype()) || y == 0) return {{out}, {Array()}};
+  Array dx =
+      y == 1 ? c(1.0, x) : lax::mul(c(static_cast<double>(y), x), lax::integer_pow(x, y - 1));
+  return {{out}, {lax::mul(t[0], dx)}};
+}
+
+std::vector<Array> neg_transpose(std::span<const Array> ct, std::span<const Array> args,
+                                 std::span<const Aval>, const Params&) {
+  if (args[0].defined()) ad::bad_linearity("neg", "transpose needs a linear operand");
+  return {lax::neg(ct[0])};
+}
+
+void set_ad_rules() {
+  neg.jvp = unary_jvp([](const Array& x) { return lax::neg(x); },
+                      [](const Array& t, const Array&, const Array&) { return lax::neg(t); });
+  neg.transpose = neg_transpose;
+  exp.jvp = unary_jvp([](const Array& x) { return lax::exp(x); },
+                      [](const Array& t, const Array&, const Array& o) { return lax::mul(t, o); });
+  log.jvp = unary_jvp([](const Array& x) { return lax::log(x); },
+                      [](const Array& t, const Array& x, const Array&) { return lax::div(t, x); });
+  sin.jvp = unary_jvp(
+      [](const Array& x) { return lax::sin(x); },
+      [](const Array& t, const Array& x, const Array&) { return lax::mul(t, lax::cos(x)); });
+  cos.jvp = unary_jvp([](const Array& x) { return lax::cos(x); },
+                      [](const Array& t, const Array& x, const Array&) {
+                        return lax::neg(lax::mul(t, lax::sin(x)));
+                      });
+  // t * (1 - out^2)
+  tanh.jvp = unary_jvp([](const Array& x) { return lax::tanh(x); },
+                       [](const Array& t, const Array&, const Array& o) {
+                         return lax::mul(t, lax::sub(c(1.0, o), lax::mul(o, o)));
+                       });
+  // t * out * (1 - out)
+  logistic.jvp = unary_jvp([](const Array& x) { return lax::logistic(x); },
+                           [](const Array& t, const Array&, const Array& o) {
+                             return lax::mul(t, lax::mul(o, lax::sub(c(1.0, o), o)));
+                           });
+  // t / (2 * out)
+  sqrt.jvp = unary_jvp([](const Array& x) { return lax::sqrt(x); },
+                       [](const Array& t, const Array&, const Array& o) {
+                         return lax::div(t, lax::mul(c(2.0, o), o));
+                       });
+  integer_pow.jvp = integer_pow_jvp;
+}
+
 }  // namespace
 
 void register_elementwise_unary() {
@@ -228,6 +296,7 @@ void register_elementwise_unary() {
   define<LogisticK>(logistic, Accept::kFloating);
   define<SqrtK>(sqrt, Accept::kFloating);
   define_integer_pow();
+  set_ad_rules();
 }
 
 }  // namespace tessera::prims

@@ -22,6 +22,7 @@
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "runtime/thread_pool.h"
+#include "tessera/lax.h"
 
 namespace tessera::prims {
 
@@ -471,6 +472,61 @@ std::vector<Array> reduce_impl(const char* op, std::span<const Array> args, cons
   return {out};
 }
 
+// ---------------------------------------------------------------- autodiff rules (JAX's lax)
+// Rules compute only with tessera::lax so that they work under any trace.
+
+std::vector<Array> one(Array a) {
+  std::vector<Array> v;
+  v.push_back(std::move(a));
+  return v;
+}
+
+// The operand dims a reduction over `axes` keeps (the output's dims, in order).
+std::vector<int64_t> kept_dims(int64_t rank, const std::vector<int64_t>& axes) {
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < rank; ++d)
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) kept.push_back(d);
+  return kept;
+}
+
+std::pair<std::vector<Array>, std::vector<Array>> reduce_sum_jvp(std::span<const Array> primals,
+                                                                 std::span<const Array> tangents,
+                                                                 const Params& p) {
+  const auto& axes = p.get_ints("axes");
+  Array out = lax::reduce_sum(primals[0], axes);
+  Array t;
+  if (tangents[0].defined() && is_inexact(primals[0].dtype()))
+    t = lax::reduce_sum(tangents[0], axes);
+  return {one(out), one(t)};
+}
+
+// Broadcasts ct back to the operand's shape along the dims the reduction kept.
+std::vector<Array> reduce_sum_transpose(std::span<const Array> cts, std::span<const Array>,
+                                        std::span<const Aval> arg_avals, const Params& p) {
+  const Aval& xa = arg_avals[0];
+  const auto kept = kept_dims(xa.ndim(), p.get_ints("axes"));
+  return one(lax::broadcast_in_dim(cts[0], xa.shape, kept));
+}
+
+// JAX's rule for reduce_max (via _reduce_chooser_jvp_rule): the tangent is the mean of the
+// tangents at the locations of the maximum, so ties share the derivative evenly.
+std::pair<std::vector<Array>, std::vector<Array>> reduce_max_jvp(std::span<const Array> primals,
+                                                                 std::span<const Array> tangents,
+                                                                 const Params& p) {
+  const Array& x = primals[0];
+  const auto& axes = p.get_ints("axes");
+  Array out = lax::reduce_max(x, axes);
+  Array t;
+  if (tangents[0].defined() && is_inexact(x.dtype())) {
+    const auto kept = kept_dims(x.ndim(), axes);
+    Array loc = lax::eq(x, lax::broadcast_in_dim(out, x.shape(), kept));
+    Array mask = lax::convert_element_type(loc, tangents[0].dtype());
+    Array counts = lax::reduce_sum(mask, axes);
+    t = lax::div(lax::reduce_sum(lax::mul(tangents[0], mask), axes), counts);
+  }
+  return {one(out), one(t)};
+}
+
 }  // namespace
 
 void register_reductions() {
@@ -486,6 +542,9 @@ void register_reductions() {
   reduce_max.impl = [](std::span<const Array> a, const Params& p, std::span<const Aval> o) {
     return reduce_impl<MaxOp>("reduce_max", a, p, o);
   };
+  reduce_sum.jvp = reduce_sum_jvp;
+  reduce_sum.transpose = reduce_sum_transpose;
+  reduce_max.jvp = reduce_max_jvp;
   register_primitive(reduce_sum);
   register_primitive(reduce_max);
 }

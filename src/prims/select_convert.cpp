@@ -11,10 +11,12 @@
 #include <limits>
 #include <type_traits>
 
+#include "prims/ad_util.h"
 #include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "prims/vec_math.h"
+#include "tessera/lax.h"
 
 namespace tessera::prims {
 
@@ -239,14 +241,74 @@ std::vector<Array> convert_impl(std::span<const Array> args, const Params&,
   return {out};
 }
 
+// ---- JVP and transpose rules (JAX's lax rules; lax ops only, so they work under any trace).
+
+using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
+
+// select_n: `which` has no tangent; the tangent selects among the cases' tangents (symbolic
+// zeros instantiated), a symbolic zero when every case tangent is one.
+JvpOut select_n_jvp(std::span<const Array> p, std::span<const Array> t, const Params& params) {
+  Array out = bind1(select_n, p, params);
+  bool any = false;
+  for (size_t i = 1; i < t.size(); ++i) any = any || t[i].defined();
+  if (!any || !ad::has_tangent(out.dtype())) return {{out}, {Array()}};
+  std::vector<Array> cases;
+  for (size_t i = 1; i < p.size(); ++i) cases.push_back(ad::instantiate(t[i], p[i].aval()));
+  return {{out}, {lax::select_n(p[0], cases)}};
+}
+
+// Linear in the cases: case i receives ct where `which` picks it and zero elsewhere.
+std::vector<Array> select_n_transpose(std::span<const Array> ct, std::span<const Array> args,
+                                      std::span<const Aval> avals, const Params&) {
+  if (!args[0].defined()) ad::bad_linearity("select_n", "`which` cannot be linear");
+  const Array& which = args[0];
+  std::vector<Array> res(args.size());
+  Array zeros;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i].defined()) continue;
+    if (!zeros.defined()) zeros = ad::zeros_like_aval(ct[0].aval());
+    std::vector<Array> cases(args.size() - 1, zeros);
+    cases[i - 1] = ct[0];
+    res[i] = lax::select_n(which, cases);
+    if (res[i].aval() != avals[i]) {
+      res[i] = bind1(convert_element_type, {res[i]},
+                     Params{{"new_dtype", avals[i].dtype}, {"weak_type", avals[i].weak_type}});
+    }
+  }
+  return res;
+}
+
+// Floating -> floating converts the tangent; to or from integers/bool the tangent is zero.
+JvpOut convert_jvp(std::span<const Array> p, std::span<const Array> t, const Params& params) {
+  Array out = bind1(convert_element_type, p, params);
+  if (!t[0].defined() || !ad::has_tangent(p[0].dtype()) || !ad::has_tangent(out.dtype())) {
+    return {{out}, {Array()}};
+  }
+  return {{out}, {bind1(convert_element_type, t, params)}};
+}
+
+std::vector<Array> convert_transpose(std::span<const Array> ct, std::span<const Array> args,
+                                     std::span<const Aval> avals, const Params&) {
+  if (args[0].defined()) {
+    ad::bad_linearity("convert_element_type", "transpose needs a linear operand");
+  }
+  if (!ad::has_tangent(avals[0].dtype) || !ad::has_tangent(ct[0].dtype())) return {Array()};
+  return {bind1(convert_element_type, {ct[0]},
+                Params{{"new_dtype", avals[0].dtype}, {"weak_type", avals[0].weak_type}})};
+}
+
 }  // namespace
 
 void register_select_convert() {
   select_n.abstract_eval = select_n_abstract;
   select_n.impl = select_n_impl;
+  select_n.jvp = select_n_jvp;
+  select_n.transpose = select_n_transpose;
   register_primitive(select_n);
   convert_element_type.abstract_eval = convert_abstract;
   convert_element_type.impl = convert_impl;
+  convert_element_type.jvp = convert_jvp;
+  convert_element_type.transpose = convert_transpose;
   register_primitive(convert_element_type);
 }
 

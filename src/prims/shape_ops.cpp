@@ -10,6 +10,7 @@
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "runtime/thread_pool.h"
+#include "tessera/lax.h"
 
 namespace tessera::prims {
 
@@ -520,17 +521,114 @@ std::vector<Array> iota_impl(std::span<const Array>, const Params& p, std::span<
   return {out};
 }
 
+// ---------------------------------------------------------------- autodiff rules (JAX's lax)
+// Rules compute only with tessera::lax so that they work under any trace.
+
+// A tangent that is a symbolic zero: undefined, or the primal is not inexact (integer/bool
+// inputs always have zero tangents).
+bool zero_tangent(const Array& primal, const Array& tangent) {
+  return !tangent.defined() || !is_inexact(primal.dtype());
+}
+
+std::vector<Array> one(Array a) {
+  std::vector<Array> v;
+  v.push_back(std::move(a));
+  return v;
+}
+
+std::pair<std::vector<Array>, std::vector<Array>> broadcast_in_dim_jvp(
+    std::span<const Array> primals, std::span<const Array> tangents, const Params& p) {
+  const auto& shape = p.get_ints("shape");
+  const auto& bdims = p.get_ints("broadcast_dimensions");
+  Array out = lax::broadcast_in_dim(primals[0], shape, bdims);
+  Array t;
+  if (!zero_tangent(primals[0], tangents[0])) t = lax::broadcast_in_dim(tangents[0], shape, bdims);
+  return {one(out), one(t)};
+}
+
+// Sums ct over the new dims and the dims the operand broadcast from size 1, then reshapes to
+// the operand's shape.
+std::vector<Array> broadcast_in_dim_transpose(std::span<const Array> cts, std::span<const Array>,
+                                              std::span<const Aval> arg_avals, const Params& p) {
+  const Aval& xa = arg_avals[0];
+  const auto& shape = p.get_ints("shape");
+  const auto& bdims = p.get_ints("broadcast_dimensions");
+  const int64_t out_rank = static_cast<int64_t>(shape.size());
+  std::vector<bool> keep(out_rank, false);
+  for (size_t i = 0; i < bdims.size(); ++i)
+    if (!(xa.shape[i] == 1 && shape[bdims[i]] != 1)) keep[bdims[i]] = true;
+  std::vector<int64_t> sum_axes;
+  for (int64_t d = 0; d < out_rank; ++d)
+    if (!keep[d]) sum_axes.push_back(d);
+  Array r = cts[0];
+  if (!sum_axes.empty()) r = lax::reduce_sum(r, sum_axes);
+  // broadcast_dimensions is strictly increasing, so the kept dims are in the operand's order;
+  // the reshape restores the operand's size-1 dims.
+  if (r.shape() != xa.shape) r = lax::reshape(r, xa.shape);
+  if (r.dtype() != xa.dtype) r = lax::convert_element_type(r, xa.dtype);
+  return one(r);
+}
+
+std::pair<std::vector<Array>, std::vector<Array>> reshape_jvp(std::span<const Array> primals,
+                                                              std::span<const Array> tangents,
+                                                              const Params& p) {
+  const auto& ns = p.get_ints("new_sizes");
+  Array out = lax::reshape(primals[0], ns);
+  Array t;
+  if (!zero_tangent(primals[0], tangents[0])) t = lax::reshape(tangents[0], ns);
+  return {one(out), one(t)};
+}
+
+std::vector<Array> reshape_transpose(std::span<const Array> cts, std::span<const Array>,
+                                     std::span<const Aval> arg_avals, const Params&) {
+  return one(lax::reshape(cts[0], arg_avals[0].shape));
+}
+
+std::pair<std::vector<Array>, std::vector<Array>> transpose_jvp(std::span<const Array> primals,
+                                                                std::span<const Array> tangents,
+                                                                const Params& p) {
+  const auto& perm = p.get_ints("permutation");
+  Array out = lax::transpose(primals[0], perm);
+  Array t;
+  if (!zero_tangent(primals[0], tangents[0])) t = lax::transpose(tangents[0], perm);
+  return {one(out), one(t)};
+}
+
+std::vector<Array> transpose_transpose(std::span<const Array> cts, std::span<const Array>,
+                                       std::span<const Aval>, const Params& p) {
+  const auto& perm = p.get_ints("permutation");
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
+  return one(lax::transpose(cts[0], inv));
+}
+
+// iota has no inputs: its output is not differentiable (an undefined tangent).
+std::pair<std::vector<Array>, std::vector<Array>> iota_jvp(std::span<const Array>,
+                                                           std::span<const Array>,
+                                                           const Params& p) {
+  Array out =
+      lax::broadcasted_iota(p.get_dtype("dtype"), p.get_ints("shape"), p.get_int("dimension"));
+  return {one(out), one(Array())};
+}
+
 }  // namespace
 
 void register_shape_ops() {
   broadcast_in_dim.abstract_eval = broadcast_in_dim_abstract;
   broadcast_in_dim.impl = broadcast_in_dim_impl;
+  broadcast_in_dim.jvp = broadcast_in_dim_jvp;
+  broadcast_in_dim.transpose = broadcast_in_dim_transpose;
   reshape.abstract_eval = reshape_abstract;
   reshape.impl = reshape_impl;
+  reshape.jvp = reshape_jvp;
+  reshape.transpose = reshape_transpose;
   transpose.abstract_eval = transpose_abstract;
   transpose.impl = transpose_impl;
+  transpose.jvp = transpose_jvp;
+  transpose.transpose = transpose_transpose;
   iota.abstract_eval = iota_abstract;
   iota.impl = iota_impl;
+  iota.jvp = iota_jvp;
   for (Primitive* p : {&broadcast_in_dim, &reshape, &transpose, &iota}) register_primitive(*p);
 }
 

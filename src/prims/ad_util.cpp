@@ -1,0 +1,68 @@
+// Shared helpers for the JVP and transpose rules (see ad_util.h).
+#include "prims/ad_util.h"
+
+#include <string>
+#include <vector>
+
+#include "tessera/errors.h"
+#include "tessera/lax.h"
+
+namespace tessera::prims::ad {
+
+Array scalar_const(double v, DType d) {
+  Aval a{Shape{}, d, false};
+  alignas(16) unsigned char bytes[16] = {};
+  store_from_double(d, bytes, v);
+  return array_from_host(a, bytes);
+}
+
+Array full_like_aval(const Aval& aval, double v) {
+  Array c = scalar_const(v, aval.dtype);
+  if (aval.shape.empty()) return c;
+  return lax::broadcast(c, aval.shape);
+}
+
+Array zeros_like_aval(const Aval& aval) { return full_like_aval(aval, 0.0); }
+
+Array instantiate(const Array& t, const Aval& aval) {
+  return t.defined() ? t : zeros_like_aval(aval);
+}
+
+Array add_tangents(const Array& a, const Array& b) {
+  if (!a.defined()) return b;
+  if (!b.defined()) return a;
+  return lax::add(a, b);
+}
+
+Array broadcast_to_shape(const Array& t, const Shape& shape) {
+  if (!t.defined() || t.shape() == shape) return t;
+  if (t.ndim() == 0) return lax::broadcast(t, shape);
+  std::vector<int64_t> dims(t.shape().size());
+  for (size_t i = 0; i < dims.size(); ++i) dims[i] = static_cast<int64_t>(i);
+  return lax::broadcast_in_dim(t, shape, dims);
+}
+
+Array unbroadcast(const Array& ct, const Aval& aval) {
+  if (ct.shape() == aval.shape) return ct;
+  std::vector<int64_t> axes;
+  if (aval.shape.empty()) {
+    for (int64_t i = 0; i < ct.ndim(); ++i) axes.push_back(i);
+    return lax::reduce_sum(ct, axes);
+  }
+  if (static_cast<int64_t>(aval.shape.size()) != ct.ndim()) {
+    throw_internal("prims/ad_util", "unbroadcast: cotangent " + ct.aval().str() +
+                                        " does not broadcast from " + aval.str());
+  }
+  for (int64_t i = 0; i < ct.ndim(); ++i) {
+    if (aval.shape[i] != ct.shape()[i]) axes.push_back(i);
+  }
+  return lax::reshape(lax::reduce_sum(ct, axes), aval.shape);
+}
+
+bool has_tangent(DType d) { return is_floating(d); }
+
+void bad_linearity(std::string_view op, std::string_view message) {
+  throw_internal("prims/ad", "[" + std::string(op) + "] " + std::string(message));
+}
+
+}  // namespace tessera::prims::ad
