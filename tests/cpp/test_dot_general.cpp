@@ -20,23 +20,7 @@ using testing::random_array;
 using testing::rng;
 using testing::to_doubles;
 
-struct Threads {
-  explicit Threads(int n) : saved(runtime::num_threads()) { runtime::set_num_threads(n); }
-  ~Threads() { runtime::set_num_threads(saved); }
-  int saved;
-};
-
-#define EXPECT_ERROR(ExcType, stmt, substr)                                 \
-  do {                                                                      \
-    std::string msg_;                                                       \
-    try {                                                                   \
-      stmt;                                                                 \
-      msg_ = "<no error>";                                                  \
-    } catch (const ExcType& e) {                                            \
-      msg_ = e.what();                                                      \
-    }                                                                       \
-    EXPECT_NE(msg_.find(substr), std::string::npos) << "message: " << msg_; \
-  } while (0)
+using testing::Threads;
 
 Array make_array(const Shape& s, DType dt, const std::vector<double>& v) {
   Array a = empty_array(Aval{s, dt, false}, "test");

@@ -29,11 +29,7 @@ const auto& kAll = testing::kAllDTypes;
 const auto& kFloats = testing::kFloatDTypes;
 const auto& kInts = testing::kIntDTypes;
 
-struct Threads {
-  explicit Threads(int n) : saved(runtime::num_threads()) { runtime::set_num_threads(n); }
-  ~Threads() { runtime::set_num_threads(saved); }
-  int saved;
-};
+using testing::Threads;
 
 // ---------------------------------------------------------------- helpers
 

@@ -26,12 +26,7 @@ const DType kNumericDTypes[] = {DType::kInt8,     DType::kInt16,   DType::kInt32
                                 DType::kUInt32,   DType::kUInt64,  DType::kFloat16,
                                 DType::kBFloat16, DType::kFloat32, DType::kFloat64};
 
-// Restores the thread count when a test ends.
-struct Threads {
-  explicit Threads(int n) : saved(runtime::num_threads()) { runtime::set_num_threads(n); }
-  ~Threads() { runtime::set_num_threads(saved); }
-  int saved;
-};
+using testing::Threads;
 
 // Calls f(index) for every multi-index of shape, in row-major order.
 template <class F>
@@ -57,18 +52,6 @@ int64_t flat(const Shape& shape, const std::vector<int64_t>& idx) {
 bool same_bytes(const Array& a, const Array& b) {
   return a.aval() == b.aval() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
 }
-
-#define EXPECT_ERROR(ExcType, stmt, substr)                                 \
-  do {                                                                      \
-    std::string msg_;                                                       \
-    try {                                                                   \
-      stmt;                                                                 \
-      msg_ = "<no error>";                                                  \
-    } catch (const ExcType& e) {                                            \
-      msg_ = e.what();                                                      \
-    }                                                                       \
-    EXPECT_NE(msg_.find(substr), std::string::npos) << "message: " << msg_; \
-  } while (0)
 
 Shape random_shape(int rank, int64_t max_dim) {
   std::uniform_int_distribution<int64_t> d(1, max_dim);

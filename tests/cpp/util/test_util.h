@@ -6,9 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "runtime/thread_pool.h"
 #include "tessera/tessera.h"
 
 namespace tessera::testing {
+
+// Sets the pool's thread count for a scope and restores it when the test ends.
+struct Threads {
+  explicit Threads(int n) : saved(runtime::num_threads()) { runtime::set_num_threads(n); }
+  ~Threads() { runtime::set_num_threads(saved); }
+  Threads(const Threads&) = delete;
+  Threads& operator=(const Threads&) = delete;
+  int saved;
+};
 
 // Dtype lists for sweeps.
 inline constexpr DType kAllDTypes[] = {
@@ -36,3 +46,16 @@ std::string compare(const std::vector<double>& got, const std::vector<double>& w
                     double atol);
 
 }  // namespace tessera::testing
+
+// Expects `stmt` to throw ExcType whose message contains `substr`.
+#define EXPECT_ERROR(ExcType, stmt, substr)                                 \
+  do {                                                                      \
+    std::string msg_;                                                       \
+    try {                                                                   \
+      stmt;                                                                 \
+      msg_ = "<no error>";                                                  \
+    } catch (const ExcType& e) {                                            \
+      msg_ = e.what();                                                      \
+    }                                                                       \
+    EXPECT_NE(msg_.find(substr), std::string::npos) << "message: " << msg_; \
+  } while (0)
