@@ -17,7 +17,9 @@
 
 namespace tessera {
 
-// Base of every trace's tracer (jvp, batch, staging ... arrive with the transformations).
+class Trace;  // primitive.h
+
+// Base of every trace's tracer (jvp, linearize, batch, staging; src/trace/).
 class Tracer {
  public:
   virtual ~Tracer() = default;
@@ -26,6 +28,9 @@ class Tracer {
   virtual uint64_t trace_tag() const = 0;
   // Short description for error messages ("JVPTracer(f32[3])").
   virtual std::string str() const = 0;
+  // The owning trace; null for placeholders that belong to no trace (ShapeDtypeStruct
+  // arguments of make_jaxpr/eval_shape).
+  virtual Trace* trace() const { return nullptr; }
 };
 
 struct ArrayImpl {

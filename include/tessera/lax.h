@@ -66,4 +66,7 @@ Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers&
 Array dot(const Array& lhs, const Array& rhs,
           std::optional<DType> preferred_element_type = std::nullopt);
 
+// The identity whose derivative is zero (its tangent is a symbolic zero).
+Array stop_gradient(const Array& x);
+
 }  // namespace tessera::lax

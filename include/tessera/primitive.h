@@ -21,11 +21,19 @@
 
 namespace tessera {
 
-struct Jaxpr;  // the IR (arrives with the transformations); params hold interned sub-jaxprs
+struct Jaxpr;  // the IR (jaxpr.h); params hold interned sub-jaxprs
+
+// An opaque static parameter (a callable such as custom_lin's backward function): compared and
+// hashed by identity, printed by str().
+class OpaqueParam {
+ public:
+  virtual ~OpaqueParam() = default;
+  virtual std::string str() const = 0;
+};
 
 // One static parameter value. Params never hold arrays: constants become constvars.
 using ParamValue = std::variant<bool, int64_t, double, DType, std::vector<int64_t>, std::string,
-                                std::shared_ptr<const Jaxpr>>;
+                                std::shared_ptr<const Jaxpr>, std::shared_ptr<const OpaqueParam>>;
 
 // A small ordered map of static parameters: hashable and comparable so that CSE and compile
 // caches can key on it. Keys keep insertion order; the jaxpr printer sorts them by name, as JAX.
@@ -130,24 +138,33 @@ Primitive* find_primitive(std::string_view name);
 std::vector<std::string> primitive_names();
 
 // ---- Traces. ----
+// A trace gives meaning to bind. Each has a unique tag and its parent (the trace that was
+// current when it was created); its rules bind again with the parent current. A trace is alive
+// while its transformation runs; tracers of an ended trace raise UnexpectedTracerError when used.
 class Trace {
  public:
   explicit Trace(Trace* parent);
   virtual ~Trace() = default;
   uint64_t tag() const { return tag_; }
   Trace* parent() const { return parent_; }
+  bool alive() const { return alive_; }
+  void invalidate() { alive_ = false; }
+  // "jvp", "linearize", "batch", "staging", "eval": for messages.
+  virtual const char* kind() const { return "custom"; }
   virtual std::vector<Array> process_primitive(const Primitive& p, std::span<const Array> args,
                                                const Params& params) = 0;
 
  private:
   uint64_t tag_;
   Trace* parent_;
+  bool alive_ = true;
 };
 
 // The bottom trace: runs eager implementations on concrete values.
 class EvalTrace final : public Trace {
  public:
   EvalTrace() : Trace(nullptr) {}
+  const char* kind() const override { return "eval"; }
   std::vector<Array> process_primitive(const Primitive& p, std::span<const Array> args,
                                        const Params& params) override;
 };

@@ -7,6 +7,7 @@
 #include "tessera/errors.h"
 #include "tessera/io.h"
 #include "tessera/jaxpr.h"
+#include "tessera/transforms.h"
 #include "tessera/lax.h"
 #include "tessera/numpy.h"
 #include "tessera/primitive.h"

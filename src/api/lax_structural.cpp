@@ -83,3 +83,7 @@ Array dot(const Array& lhs, const Array& rhs, std::optional<DType> preferred_ele
 }
 
 }  // namespace tessera::lax
+
+namespace tessera::lax {
+Array stop_gradient(const Array& x) { return bind1(prims::stop_gradient, {x}); }
+}  // namespace tessera::lax

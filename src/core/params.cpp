@@ -61,8 +61,9 @@ size_t Params::hash() const {
             for (int64_t e : x) h = mix(h, std::hash<int64_t>()(e));
           } else if constexpr (std::is_same_v<T, DType>) {
             h = mix(h, static_cast<size_t>(x));
-          } else if constexpr (std::is_same_v<T, std::shared_ptr<const Jaxpr>>) {
-            // Sub-jaxprs are interned: identity is equality.
+          } else if constexpr (std::is_same_v<T, std::shared_ptr<const Jaxpr>> ||
+                               std::is_same_v<T, std::shared_ptr<const OpaqueParam>>) {
+            // Sub-jaxprs are interned and opaque values compare by identity.
             h = mix(h, std::hash<const void*>()(x.get()));
           } else {
             h = mix(h, std::hash<T>()(x));
@@ -99,6 +100,8 @@ std::string param_value_str(const ParamValue& v) {
           return s + ")";
         } else if constexpr (std::is_same_v<T, std::string>) {
           return x;
+        } else if constexpr (std::is_same_v<T, std::shared_ptr<const OpaqueParam>>) {
+          return x ? x->str() : "None";
         } else {
           return x ? "{ jaxpr }" : "None";
         }

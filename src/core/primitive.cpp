@@ -42,6 +42,7 @@ void register_all() {
     prims::register_shape_ops();
     prims::register_reductions();
     prims::register_dot_general();
+    prims::register_ad_prims();
     g_registered.store(true, std::memory_order_release);
   });
 }

@@ -2,6 +2,7 @@
 // dtype (bool included), a bool result. NaN compares as IEEE (unequal to everything, ne true).
 #include <type_traits>
 
+#include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
@@ -95,6 +96,7 @@ void define(Primitive& p) {
     return std::pair<std::vector<Array>, std::vector<Array>>{tessera::bind(p, primals, params),
                                                              {Array()}};
   };
+  p.batch = batching::broadcasting_rule(p);  // as the binary arithmetic primitives
   register_primitive(p);
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <type_traits>
 
+#include "prims/batch_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "runtime/blas.h"
@@ -562,6 +563,51 @@ std::vector<Array> dot_general_transpose(std::span<const Array> cts, std::span<c
   return res;
 }
 
+// ---------------------------------------------------------------- batching rule
+// No operand moves. Both batched: the two batch axes become a new leading dot batch dimension
+// pair, so the output's batch axis is 0. One side batched: its batch axis becomes one of its
+// free dims, and the output's batch axis is where dot_general puts that free dim (batch dims,
+// then lhs free dims, then rhs free dims, each in increasing order).
+batching::BatchOut dot_general_batch(std::span<const Array> args, std::span<const int64_t> dims,
+                                     const Params& p) {
+  using batching::kNotMapped;
+  using batching::shift_dims;
+  DimNums dn = dim_nums(p);
+  const int64_t bl = dims[0], br = dims[1];
+  const Array& lhs = args[0];
+  const Array& rhs = args[1];
+  auto count_below = [](const std::vector<int64_t>& v, int64_t b) {
+    return static_cast<int64_t>(
+        std::count_if(v.begin(), v.end(), [b](int64_t d) { return d < b; }));
+  };
+  int64_t out_dim = 0;
+  if (bl != kNotMapped && br != kNotMapped) {
+    dn.lc = shift_dims(dn.lc, bl);
+    dn.lb = shift_dims(dn.lb, bl);
+    dn.rc = shift_dims(dn.rc, br);
+    dn.rb = shift_dims(dn.rb, br);
+    dn.lb.insert(dn.lb.begin(), bl);
+    dn.rb.insert(dn.rb.begin(), br);
+  } else if (bl != kNotMapped) {
+    dn.lc = shift_dims(dn.lc, bl);
+    dn.lb = shift_dims(dn.lb, bl);
+    out_dim =
+        static_cast<int64_t>(dn.lb.size()) + count_below(free_dims(lhs.ndim(), dn.lb, dn.lc), bl);
+  } else {
+    dn.rc = shift_dims(dn.rc, br);
+    dn.rb = shift_dims(dn.rb, br);
+    const int64_t lhs_free = static_cast<int64_t>(free_dims(lhs.ndim(), dn.lb, dn.lc).size());
+    out_dim = static_cast<int64_t>(dn.lb.size()) + lhs_free +
+              count_below(free_dims(rhs.ndim(), dn.rb, dn.rc), br);
+  }
+  Params np = p;
+  np.set("lhs_contracting_dimensions", dn.lc);
+  np.set("rhs_contracting_dimensions", dn.rc);
+  np.set("lhs_batch_dimensions", dn.lb);
+  np.set("rhs_batch_dimensions", dn.rb);
+  return {tessera::bind(dot_general, args, np), {out_dim}};
+}
+
 }  // namespace
 
 void register_dot_general() {
@@ -570,6 +616,7 @@ void register_dot_general() {
   dot_general.impl = dot_general_impl;
   dot_general.jvp = dot_general_jvp;
   dot_general.transpose = dot_general_transpose;
+  dot_general.batch = dot_general_batch;
   register_primitive(dot_general);
 }
 

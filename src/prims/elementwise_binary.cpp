@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "prims/ad_util.h"
+#include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
@@ -337,6 +338,10 @@ void register_elementwise_binary() {
   max.jvp = minmax_jvp<true>;
   min.jvp = minmax_jvp<false>;
   pow.jvp = pow_jvp;
+  // Batching: lax broadcasting stretches size-1 axes, so only batched operands that disagree
+  // on the batch axis move (batch_util.h).
+  for (Primitive* p : {&add, &sub, &mul, &div, &max, &min, &pow})
+    p->batch = batching::broadcasting_rule(*p);
 }
 
 }  // namespace tessera::prims

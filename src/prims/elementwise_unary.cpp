@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "prims/ad_util.h"
+#include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
@@ -297,6 +298,9 @@ void register_elementwise_unary() {
   define<SqrtK>(sqrt, Accept::kFloating);
   define_integer_pow();
   set_ad_rules();
+  // Batching: elementwise, so the batch axis passes through where it is.
+  for (Primitive* p : {&neg, &exp, &log, &sin, &cos, &tanh, &logistic, &sqrt, &integer_pow})
+    p->batch = batching::vectorized_rule(*p);
 }
 
 }  // namespace tessera::prims

@@ -24,6 +24,10 @@ extern Primitive reduce_sum, reduce_max;
 // lhs_batch_dimensions, rhs_batch_dimensions, preferred_element_type (optional DType)}.
 extern Primitive dot_general;
 
+// ad_prims.cpp: stop_gradient (identity, zero tangent); custom_lin (custom_lin.h).
+extern Primitive stop_gradient;
+
+void register_ad_prims();
 void register_elementwise_binary();
 void register_elementwise_unary();
 void register_compare();

@@ -19,6 +19,7 @@
 #include <string>
 #include <type_traits>
 
+#include "prims/batch_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "runtime/thread_pool.h"
@@ -527,6 +528,22 @@ std::pair<std::vector<Array>, std::vector<Array>> reduce_max_jvp(std::span<const
   return {one(out), one(t)};
 }
 
+// Batching: reduce the same logical axes, shifted past the batch axis, which stays put; it
+// lands after the kept axes that precede it.
+BatchRule reduce_batch(const Primitive& prim) {
+  const Primitive* pp = &prim;
+  return [pp](std::span<const Array> args, std::span<const int64_t> dims,
+              const Params& p) -> batching::BatchOut {
+    const int64_t b = dims[0];
+    const auto& axes = p.get_ints("axes");
+    int64_t before = 0;
+    for (int64_t a : axes) before += a < b ? 1 : 0;
+    Params np = p;
+    np.set("axes", batching::shift_dims(axes, b));
+    return {tessera::bind(*pp, args, np), {b - before}};
+  };
+}
+
 }  // namespace
 
 void register_reductions() {
@@ -545,6 +562,8 @@ void register_reductions() {
   reduce_sum.jvp = reduce_sum_jvp;
   reduce_sum.transpose = reduce_sum_transpose;
   reduce_max.jvp = reduce_max_jvp;
+  reduce_sum.batch = reduce_batch(reduce_sum);
+  reduce_max.batch = reduce_batch(reduce_max);
   register_primitive(reduce_sum);
   register_primitive(reduce_max);
 }

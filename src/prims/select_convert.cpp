@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "prims/ad_util.h"
+#include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
@@ -297,6 +298,32 @@ std::vector<Array> convert_transpose(std::span<const Array> ct, std::span<const 
                 Params{{"new_dtype", avals[0].dtype}, {"weak_type", avals[0].weak_type}})};
 }
 
+// ---- Batching rules (lax ops only).
+
+// select_n needs `which` rank 0 or of the cases' shape, and all cases of one shape: no size-1
+// broadcasting. The batch axis goes where most batched operands already have it (common_dim);
+// batched operands elsewhere are transposed, unbatched cases (and an unbatched full-shape
+// `which`) are broadcast along it, and a batched rank-0 `which` is broadcast to the cases'
+// shape when they are not rank 0. An unbatched rank-0 `which` is used as is.
+batching::BatchOut select_n_batch(std::span<const Array> args, std::span<const int64_t> dims,
+                                  const Params& params) {
+  using batching::kNotMapped;
+  const int64_t size = batching::batch_size(args, dims);
+  const int64_t rank = batching::logical_rank(args[1], dims[1]);
+  const int64_t d = batching::common_dim(args, dims, rank);
+  std::vector<Array> out(args.size());
+  for (size_t i = 1; i < args.size(); ++i) out[i] = batching::batch_at(args[i], dims[i], size, d);
+  const Array& which = args[0];
+  if (dims[0] == kNotMapped) {
+    out[0] = which.ndim() == 0 ? which : batching::broadcast_batched(which, size, d);
+  } else if (batching::logical_rank(which, dims[0]) == rank) {
+    out[0] = batching::move_axis(which, dims[0], d);
+  } else {  // shape (B,) against cases of rank > 0
+    out[0] = lax::broadcast_in_dim(which, out[1].shape(), {d});
+  }
+  return {tessera::bind(select_n, out, params), {d}};
+}
+
 }  // namespace
 
 void register_select_convert() {
@@ -309,6 +336,8 @@ void register_select_convert() {
   convert_element_type.impl = convert_impl;
   convert_element_type.jvp = convert_jvp;
   convert_element_type.transpose = convert_transpose;
+  select_n.batch = select_n_batch;
+  convert_element_type.batch = batching::vectorized_rule(convert_element_type);
   register_primitive(convert_element_type);
 }
 

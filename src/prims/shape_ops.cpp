@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "prims/batch_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "runtime/thread_pool.h"
@@ -611,6 +612,74 @@ std::pair<std::vector<Array>, std::vector<Array>> iota_jvp(std::span<const Array
   return {one(out), one(Array())};
 }
 
+// ---------------------------------------------------------------- batching rules
+// Rules compute only with tessera::lax so that they work under any trace; none transposes
+// except reshape when the batch axis cannot stay where it is.
+
+using batching::BatchOut;
+
+// The batch axis (operand axis b) maps to a new output axis p placed between the outputs of
+// operand axes b-1 and b, so broadcast_dimensions stays strictly increasing and the operand
+// is used as is.
+BatchOut broadcast_in_dim_batch(std::span<const Array> args, std::span<const int64_t> dims,
+                                const Params& p) {
+  const Array& x = args[0];
+  const int64_t b = dims[0];
+  const auto& bd = p.get_ints("broadcast_dimensions");
+  const int64_t pos = b == 0 ? 0 : bd[b - 1] + 1;
+  Shape shape = p.get_ints("shape");
+  shape.insert(shape.begin() + pos, x.shape()[b]);
+  std::vector<int64_t> new_bd = batching::shift_dims(bd, pos);
+  new_bd.insert(new_bd.begin() + b, pos);
+  return {one(lax::broadcast_in_dim(x, shape, new_bd)), {pos}};
+}
+
+// Row-major: with the batch axis at b, the operand's elements are blocks of the logical dims
+// after b, one per (logical prefix before b, batch index). When a prefix of new_sizes has the
+// same element count as the logical dims before b, the batch axis can sit right after it with
+// no data moving; otherwise it moves to the front first (one transpose).
+BatchOut reshape_batch(std::span<const Array> args, std::span<const int64_t> dims,
+                       const Params& p) {
+  const Array& x = args[0];
+  const int64_t b = dims[0];
+  const int64_t size = x.shape()[b];
+  const auto& ns = p.get_ints("new_sizes");
+  int64_t before = 1;
+  for (int64_t d = 0; d < b; ++d) before *= x.shape()[d];
+  int64_t pos = -1, prefix = 1;
+  for (size_t k = 0; k <= ns.size(); ++k) {
+    if (prefix == before) {
+      pos = static_cast<int64_t>(k);
+      break;
+    }
+    if (k < ns.size()) prefix *= ns[k];
+  }
+  Array y = x;
+  if (pos < 0) {
+    y = batching::move_axis(x, b, 0);
+    pos = 0;
+  }
+  Shape shape = ns;
+  shape.insert(shape.begin() + pos, size);
+  if (y.shape() == shape) return {one(y), {pos}};
+  return {one(lax::reshape(y, shape)), {pos}};
+}
+
+// The batch axis stays where it is: the permutation carries it to the same position.
+BatchOut transpose_batch(std::span<const Array> args, std::span<const int64_t> dims,
+                         const Params& p) {
+  const Array& x = args[0];
+  const int64_t b = dims[0];
+  const auto& perm = p.get_ints("permutation");
+  std::vector<int64_t> new_perm = batching::shift_dims(perm, b);
+  new_perm.insert(new_perm.begin() + b, b);
+  bool identity = true;
+  for (size_t i = 0; i < new_perm.size(); ++i)
+    identity = identity && new_perm[i] == static_cast<int64_t>(i);
+  if (identity) return {one(x), {b}};
+  return {one(lax::transpose(x, new_perm)), {b}};
+}
+
 }  // namespace
 
 void register_shape_ops() {
@@ -629,6 +698,13 @@ void register_shape_ops() {
   iota.abstract_eval = iota_abstract;
   iota.impl = iota_impl;
   iota.jvp = iota_jvp;
+  broadcast_in_dim.batch = broadcast_in_dim_batch;
+  reshape.batch = reshape_batch;
+  transpose.batch = transpose_batch;
+  // iota has no operands, so vmap never meets a batched one: its outputs are unbatched.
+  iota.batch = [](std::span<const Array>, std::span<const int64_t>, const Params&) -> BatchOut {
+    throw_internal("prims/shape_ops", "iota has no operands and cannot be batched");
+  };
   for (Primitive* p : {&broadcast_in_dim, &reshape, &transpose, &iota}) register_primitive(*p);
 }
 

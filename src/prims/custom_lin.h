@@ -1,0 +1,29 @@
+// custom_lin: the equation linearize stages for a primitive with a VJP override. It holds the
+// override's backward function (an opaque param) and is linear in its inputs, the tangents of
+// the primitive's differentiable inputs. It has no forward rule (JAX's custom_lin neither): it
+// is only ever transposed, which calls the backward function.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tessera/primitive.h"
+
+namespace tessera::prims {
+
+extern Primitive custom_lin;
+
+struct CustomLinParam final : OpaqueParam {
+  std::string name;                // the primitive that was overridden
+  VjpFn bwd;                       // output cotangents -> cotangents of all `num_inputs` inputs
+  std::vector<int64_t> lin_index;  // which of those inputs custom_lin's operands are
+  int64_t num_inputs = 0;
+  std::vector<Aval> out_avals;
+  std::string str() const override { return "<bwd of " + name + ">"; }
+};
+
+// Params of a custom_lin equation: {bwd: CustomLinParam}.
+Params custom_lin_params(std::shared_ptr<const CustomLinParam> p);
+const CustomLinParam& custom_lin_param(const Params& params);
+
+}  // namespace tessera::prims

@@ -1,0 +1,47 @@
+// make_jaxpr over flat argument lists, and the placeholder arrays of ShapeDtypeStruct.
+#include "tessera/transforms_flat.h"
+#include "trace/staging_trace.h"
+
+namespace tessera::flat {
+
+namespace {
+
+class PlaceholderTracer final : public Tracer {
+ public:
+  explicit PlaceholderTracer(Aval a) : aval_(std::move(a)) {}
+  const Aval& aval() const override { return aval_; }
+  uint64_t trace_tag() const override { return 0; }
+  std::string str() const override {
+    return "ShapeDtypeStruct(" + aval_.str() +
+           ") placeholder: only make_jaxpr and eval_shape accept abstract arguments";
+  }
+
+ private:
+  Aval aval_;
+};
+
+}  // namespace
+
+Array abstract_placeholder(const Aval& aval) {
+  return Array(std::make_shared<PlaceholderTracer>(aval));
+}
+
+ClosedJaxpr make_jaxpr(const Fun& f, std::span<const Array> args) {
+  auto st = std::make_shared<trace::StagingTrace>(current_trace(), /*partial_eval=*/false);
+  trace::TraceLifetime life(st.get());
+  std::vector<Array> xs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].defined())
+      throw ValueError(
+          op_message("make_jaxpr", "argument " + std::to_string(i) + " is an empty Array handle"));
+    xs.push_back(st->new_arg(args[i].aval()));
+  }
+  std::vector<Array> outs;
+  {
+    TraceScope scope(st.get());
+    outs = f(xs);
+  }
+  return st->build(outs);
+}
+
+}  // namespace tessera::flat
