@@ -18,6 +18,7 @@
 namespace tessera {
 
 class Trace;  // primitive.h
+class Array;
 
 // Base of every trace's tracer (jvp, linearize, batch, staging; src/trace/).
 class Tracer {
@@ -31,6 +32,10 @@ class Tracer {
   // The owning trace; null for placeholders that belong to no trace (ShapeDtypeStruct
   // arguments of make_jaxpr/eval_shape).
   virtual Trace* trace() const { return nullptr; }
+  // The concrete value this tracer stands for when one is known (a JVP tracer over a concrete
+  // primal, as in grad of eager code), else null. Python/C++ control flow on such tracers
+  // works, as in JAX.
+  virtual const Array* concrete_value() const { return nullptr; }
 };
 
 struct ArrayImpl {

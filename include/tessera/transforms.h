@@ -81,17 +81,17 @@ struct AllowInt {};
 inline constexpr AllowInt allow_int{};
 
 // vmap's in_axes/out_axes: an int, None (std::nullopt), or a pytree prefix of them:
-// {0, std::nullopt} for two arguments, Axes::dict({{"w", 0}, {"b", std::nullopt}}) ...
-class Axes {
+// {0, std::nullopt} for two arguments, VmapAxes::dict({{"w", 0}, {"b", std::nullopt}}) ...
+class VmapAxes {
  public:
-  Axes(int axis) : leaf_(axis), is_leaf_(true) {}      // NOLINT(google-explicit-constructor)
-  Axes(int64_t axis) : leaf_(axis), is_leaf_(true) {}  // NOLINT
-  Axes(std::nullopt_t) : is_leaf_(true) {}             // NOLINT
-  Axes(std::optional<int64_t> axis) : leaf_(axis), is_leaf_(true) {}  // NOLINT
+  VmapAxes(int axis) : leaf_(axis), is_leaf_(true) {}      // NOLINT(google-explicit-constructor)
+  VmapAxes(int64_t axis) : leaf_(axis), is_leaf_(true) {}  // NOLINT
+  VmapAxes(std::nullopt_t) : is_leaf_(true) {}             // NOLINT
+  VmapAxes(std::optional<int64_t> axis) : leaf_(axis), is_leaf_(true) {}  // NOLINT
   // A tuple/list node: matches a tuple, list or registered struct with as many children.
-  Axes(std::initializer_list<Axes> children) : children_(children) {}
-  static Axes list(std::vector<Axes> children);
-  static Axes dict(std::map<std::string, Axes> children);
+  VmapAxes(std::initializer_list<VmapAxes> children) : children_(children) {}
+  static VmapAxes list(std::vector<VmapAxes> children);
+  static VmapAxes dict(std::map<std::string, VmapAxes> children);
 
   // One axis per leaf of `def`, of which this must be a prefix; ValueError showing both
   // otherwise. `what` names the option in messages ("in_axes").
@@ -99,18 +99,18 @@ class Axes {
   std::string str() const;
 
  private:
-  Axes() = default;
+  VmapAxes() = default;
   void broadcast_into(const TreeDef& def, std::string_view what, const TreeDef& whole,
                       std::vector<std::optional<int64_t>>& out) const;
   std::optional<int64_t> leaf_;
   bool is_leaf_ = false;
-  std::vector<Axes> children_;
+  std::vector<VmapAxes> children_;
   std::vector<std::string> keys_;  // dict nodes
 };
 
 struct VmapOptions {
-  std::optional<int64_t> axis_size;  // required when no argument is mapped
-  std::string axis_name;             // for collectives bound inside vmap
+  std::optional<int64_t> axis_size = std::nullopt;  // required when no argument is mapped
+  std::string axis_name = "";        // for collectives bound inside vmap
 };
 
 namespace detail {
@@ -391,8 +391,8 @@ namespace tessera {
 template <class F, class... Opts>
 auto value_and_grad(F f, Opts...) {
   using AN = typename detail::ArgnumsOf<std::remove_cvref_t<Opts>...>::type;
-  constexpr bool kAux = detail::has_opt<HasAux, Opts...>;
-  constexpr bool kInt = detail::has_opt<AllowInt, Opts...>;
+  [[maybe_unused]] constexpr bool kAux = detail::has_opt<HasAux, Opts...>;
+  [[maybe_unused]] constexpr bool kInt = detail::has_opt<AllowInt, Opts...>;
   return [f = std::move(f)](const auto&... args) {
     return detail::value_and_grad_impl<AN, kAux, kInt>(f, "value_and_grad", args...);
   };
@@ -403,8 +403,8 @@ auto value_and_grad(F f, Opts...) {
 template <class F, class... Opts>
 auto grad(F f, Opts...) {
   using AN = typename detail::ArgnumsOf<std::remove_cvref_t<Opts>...>::type;
-  constexpr bool kAux = detail::has_opt<HasAux, Opts...>;
-  constexpr bool kInt = detail::has_opt<AllowInt, Opts...>;
+  [[maybe_unused]] constexpr bool kAux = detail::has_opt<HasAux, Opts...>;
+  [[maybe_unused]] constexpr bool kInt = detail::has_opt<AllowInt, Opts...>;
   return [f = std::move(f)](const auto&... args) {
     auto r = detail::value_and_grad_impl<AN, kAux, kInt>(f, "grad", args...);
     if constexpr (kAux) {
@@ -443,6 +443,15 @@ template <class F, class Tuple>
 using RawOut = std::remove_cvref_t<decltype(std::apply(
     std::declval<const F&>(), std::declval<typename Traced<std::remove_cvref_t<Tuple>>::type>()))>;
 
+template <bool Aux, class Raw>
+struct MainOut {
+  using type = Raw;
+};
+template <class Raw>
+struct MainOut<true, Raw> {
+  using type = std::tuple_element_t<0, Raw>;
+};
+
 template <bool Aux, class F, class... Args>
 auto vjp_impl(const F& f, const Args&... args) {
   using ArgsTuple = std::tuple<std::remove_cvref_t<Args>...>;
@@ -470,7 +479,7 @@ auto vjp_impl(const F& f, const Args&... args) {
   };
   auto lin = std::make_shared<flat::Linearized>(flat::linearize(fun, fa.leaves));
   std::span<const Array> outs(lin->outs());
-  using O = traced_t<std::conditional_t<Aux, std::tuple_element_t<0, Raw>, Raw>>;
+  using O = traced_t<typename MainOut<Aux, Raw>::type>;
   O out = unflatten_as<O>(*out_def, outs.subspan(0, n_main));
   size_t n_all = outs.size();
   auto f_vjp = [lin, fa, out_def, n_main, n_all](const O& ct) {
@@ -591,7 +600,7 @@ auto linear_transpose(const F& f, const Args&... primals) {
 // std::nullopt, or a prefix of the arguments' tuple ({0, std::nullopt} for two arguments);
 // out_axes likewise for the output.
 template <class F>
-auto vmap(F f, Axes in_axes = 0, Axes out_axes = 0, VmapOptions options = {}) {
+auto vmap(F f, VmapAxes in_axes = 0, VmapAxes out_axes = 0, VmapOptions options = {}) {
   return [f = std::move(f), in_axes, out_axes, options](const auto&... args) {
     using ArgsTuple = std::tuple<std::remove_cvref_t<decltype(args)>...>;
     detail::FlatArgs fa = detail::flatten_args(args...);

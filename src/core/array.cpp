@@ -23,6 +23,7 @@ int64_t Array::dim(int64_t axis) const { return shape()[normalize_axis("dim", ax
 const std::shared_ptr<Buffer>& Array::buffer(const char* why) const {
   if (!impl_) throw ValueError(op_message(why, "the Array handle is empty (default-constructed)"));
   if (impl_->tracer) {
+    if (const Array* c = impl_->tracer->concrete_value()) return c->buffer(why);
     throw ConcretizationError(op_message(
         why, "abstract tracer value encountered where a concrete value is expected: " +
                  impl_->tracer->str() +
@@ -50,7 +51,7 @@ void Array::check_element_type(DType t) const {
 double Array::item_double() const { return item<double>(); }
 
 Array::operator bool() const {
-  if (is_tracer()) {
+  if (is_tracer() && tracer()->concrete_value() == nullptr) {
     throw ConcretizationError(op_message(
         "bool", "the truth value of a traced array (" + aval().str() +
                     ") is not known while tracing: Python/C++ control flow cannot depend on "

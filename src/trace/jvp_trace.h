@@ -28,6 +28,10 @@ class JVPTracer final : public TracerFor<JVPTrace> {
   const Aval& aval() const override { return primal_.aval(); }
   std::string str() const override;
   const Array& primal() const { return primal_; }
+  const Array* concrete_value() const override {
+    if (primal_.is_concrete()) return &primal_;
+    return primal_.tracer()->concrete_value();
+  }
   const Array& tangent() const { return tangent_; }
 
  private:

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "prims/prims.h"
+
 namespace tessera::trace {
 
 std::string StagingTracer::str() const {
@@ -51,6 +53,13 @@ std::vector<Array> StagingTrace::process_primitive(const Primitive& p, std::span
     in_avals.push_back(args[i].aval());
   }
   if (partial_eval_ && !any_own) return bind_in(parent(), p, args, params);
+  // Constant folding (JAX's const_fold_rules): a dtype conversion of a concrete scalar (a
+  // weakly typed C++ constant meeting a typed array) is done now, so the jaxpr reads a literal.
+  if (&p == &prims::convert_element_type && args[0].is_concrete() && args[0].ndim() == 0) {
+    Trace* bottom = this;
+    while (bottom->parent() != nullptr) bottom = bottom->parent();
+    return bind_in(bottom, p, args, params);
+  }
   if (!p.abstract_eval)
     throw_internal("staging", "primitive '" + p.name() + "' has no abstract-eval rule");
   return stage(p, args, params, p.abstract_eval(in_avals, params));

@@ -1,4 +1,4 @@
-// Non-templated support of transforms.h: Axes prefixes, ShapeDtypeStruct, stop_gradient.
+// Non-templated support of transforms.h: VmapAxes prefixes, ShapeDtypeStruct, stop_gradient.
 #include <sstream>
 
 #include "tessera/lax.h"
@@ -22,14 +22,14 @@ std::ostream& operator<<(std::ostream& os, const ShapeDtypeStruct& s) { return o
 
 Array stop_gradient(const Array& x) { return lax::stop_gradient(x); }
 
-Axes Axes::list(std::vector<Axes> children) {
-  Axes a;
+VmapAxes VmapAxes::list(std::vector<VmapAxes> children) {
+  VmapAxes a;
   a.children_ = std::move(children);
   return a;
 }
 
-Axes Axes::dict(std::map<std::string, Axes> children) {
-  Axes a;
+VmapAxes VmapAxes::dict(std::map<std::string, VmapAxes> children) {
+  VmapAxes a;
   for (auto& [k, v] : children) {
     a.keys_.push_back(k);
     a.children_.push_back(std::move(v));
@@ -37,7 +37,7 @@ Axes Axes::dict(std::map<std::string, Axes> children) {
   return a;
 }
 
-std::string Axes::str() const {
+std::string VmapAxes::str() const {
   if (is_leaf_) return leaf_ ? std::to_string(*leaf_) : "None";
   std::string s = keys_.empty() ? "(" : "{";
   for (size_t i = 0; i < children_.size(); ++i) {
@@ -49,7 +49,7 @@ std::string Axes::str() const {
   return s + (keys_.empty() ? ")" : "}");
 }
 
-void Axes::broadcast_into(const TreeDef& def, std::string_view what, const TreeDef& whole,
+void VmapAxes::broadcast_into(const TreeDef& def, std::string_view what, const TreeDef& whole,
                           std::vector<std::optional<int64_t>>& out) const {
   if (is_leaf_) {
     out.insert(out.end(), static_cast<size_t>(def.num_leaves()), leaf_);
@@ -74,7 +74,7 @@ void Axes::broadcast_into(const TreeDef& def, std::string_view what, const TreeD
     children_[i].broadcast_into(def.child(i), what, whole, out);
 }
 
-std::vector<std::optional<int64_t>> Axes::broadcast_to(const TreeDef& def,
+std::vector<std::optional<int64_t>> VmapAxes::broadcast_to(const TreeDef& def,
                                                        std::string_view what) const {
   std::vector<std::optional<int64_t>> out;
   broadcast_into(def, what, def, out);

@@ -26,8 +26,10 @@ void check_float_inputs(std::string_view op, std::span<const Array> args, bool a
   }
 }
 
-Array int_const(int64_t v) {
-  return prims::ad::scalar_const(static_cast<double>(v), DType::kInt32);
+// x + v (x itself when v is 0, so that staged programs show no needless add).
+Array add_int(const Array& x, int64_t v) {
+  if (v == 0) return x;
+  return lax::add(x, prims::ad::scalar_const(static_cast<double>(v), DType::kInt32));
 }
 
 // Rows [off, off + size) of x (shape (n, ...)), exactly (a select and a sum of zeros, so inf
@@ -41,7 +43,7 @@ Array take_rows(const Array& x, int64_t off, int64_t size) {
   for (int64_t v : rest) r *= v;
   Array x2 = lax::reshape(x, Shape{n, 1, r});
   Array rows = lax::broadcasted_iota(DType::kInt32, {n, size, 1}, 0);
-  Array cols = lax::add(lax::broadcasted_iota(DType::kInt32, {n, size, 1}, 1), int_const(off));
+  Array cols = add_int(lax::broadcasted_iota(DType::kInt32, {n, size, 1}, 1), off);
   Array hit = lax::broadcast_in_dim(lax::eq(rows, cols), {n, size, r}, {0, 1, 2});
   Array xb = lax::broadcast_in_dim(x2, {n, size, r}, {0, 1, 2});
   Array zero = lax::broadcast(prims::ad::scalar_const(0.0, x.dtype()), {n, size, r});
@@ -57,7 +59,7 @@ std::vector<Array> basis_blocks(int64_t n, std::span<const Aval> avals) {
   int64_t off = 0;
   for (const Aval& a : avals) {
     Array rows = lax::broadcasted_iota(DType::kInt32, {n, a.size()}, 0);
-    Array cols = lax::add(lax::broadcasted_iota(DType::kInt32, {n, a.size()}, 1), int_const(off));
+    Array cols = add_int(lax::broadcasted_iota(DType::kInt32, {n, a.size()}, 1), off);
     Shape s{n};
     s.insert(s.end(), a.shape.begin(), a.shape.end());
     out.push_back(lax::reshape(lax::convert_element_type(lax::eq(rows, cols), a.dtype), s));
