@@ -6,6 +6,7 @@
 #include <map>
 
 #include "tessera/tessera.h"
+#include "trace/batch_trace.h"
 #include "util/test_util.h"
 
 namespace tessera::api_test {
@@ -262,6 +263,25 @@ TEST(Vmap, Nesting) {
   Array y = vmap(inner, 2)(x);  // outer over axis 2, inner over (remaining) axis 0
   EXPECT_EQ(y.shape(), (Shape{4, 2}));
   EXPECT_CLOSE(y, tnp::transpose(tnp::sum(tnp::exp(x), 1)), 1e-5);
+}
+
+TEST(Vmap, AxisNamesAreFoundFromInside) {
+  // Collectives (later) find their vmap by name from inside the mapped function.
+  Array x = random_array({2, 3, 4}, DType::kFloat32);
+  std::vector<int64_t> seen;
+  auto inner = [&](const Array& r) {
+    auto* i = trace::find_batch_trace("i");
+    auto* j = trace::find_batch_trace("j");
+    EXPECT_TRUE(i != nullptr && j != nullptr);
+    if (i && j) seen = {i->axis_size(), j->axis_size()};
+    EXPECT_EQ(trace::find_batch_trace("k"), nullptr);
+    return tnp::sum(r);
+  };
+  auto outer = [&](const Array& m) { return vmap(inner, 0, 0, {.axis_name = "j"})(m); };
+  Array y = vmap(outer, 0, 0, {.axis_name = "i"})(x);
+  EXPECT_EQ(seen, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(y.shape(), (Shape{2, 3}));
+  EXPECT_EQ(trace::find_batch_trace("i"), nullptr);  // ended with its vmap
 }
 
 // ---- jacobians ----
