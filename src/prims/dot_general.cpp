@@ -262,8 +262,35 @@ struct Sizes {
 
 // ---------------------------------------------------------------- float path (BLAS)
 
+// No contracting dims: an outer product per batch entry, out[b, i, :] = l[b, i] * r[b, :].
+// A scaled-row loop (vectorized over N) instead of B*M GEMMs of inner size 1 — 2x faster on
+// per-example weight gradients (vmap of grad), where this shape is the whole cost.
+template <class C>
+void outer_dot(const Array& lhs, const Array& rhs, const DimNums& dn, const Sizes& sz, C* out) {
+  const std::vector<int64_t> lf = free_dims(lhs.ndim(), dn.lb, dn.lc);
+  const std::vector<int64_t> rf = free_dims(rhs.ndim(), dn.rb, dn.rc);
+  const Array l = transpose_copy(lhs, concat({&dn.lb, &lf}));  // [B, M] (no copy if already)
+  const Array r = transpose_copy(rhs, concat({&dn.rb, &rf}));  // [B, N]
+  const C* a = static_cast<const C*>(l.raw_data());
+  const C* b = static_cast<const C*>(r.raw_data());
+  const int64_t rows = sz.B * sz.M;
+  const int64_t grain = std::max<int64_t>(1, kTaskElems / std::max<int64_t>(sz.N, 1));
+  parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      const C av = a[row];
+      const C* brow = b + (row / sz.M) * sz.N;
+      C* crow = out + row * sz.N;
+      for (int64_t j = 0; j < sz.N; ++j) crow[j] = av * brow[j];
+    }
+  });
+}
+
 template <class C>
 void blas_dot(const Array& lhs, const Array& rhs, const DimNums& dn, const Sizes& sz, C* out) {
+  if (dn.lc.empty()) {
+    outer_dot<C>(lhs, rhs, dn, sz, out);
+    return;
+  }
   const std::vector<int64_t> lf = free_dims(lhs.ndim(), dn.lb, dn.lc);
   const std::vector<int64_t> rf = free_dims(rhs.ndim(), dn.rb, dn.rc);
   // The order the contracting pairs are flattened in is free: try the given order and the
@@ -517,29 +544,48 @@ Array dot_transpose_operand(const Array& ct, const Array& other, const Aval& thi
   const int64_t nb = static_cast<int64_t>(this_b.size());
   const std::vector<int64_t> this_free = free_dims(this_aval.ndim(), this_b, this_c);
   const std::vector<int64_t> other_free = free_dims(other.ndim(), other_b, other_c);
-  lax::DotDimensionNumbers dims;
-  for (size_t k = 0; k < other_free.size(); ++k)
-    dims.lhs_contracting.push_back(other_free_offset + static_cast<int64_t>(k));
-  dims.rhs_contracting = other_free;
-  for (int64_t k = 0; k < nb; ++k) dims.lhs_batch.push_back(k);
-  dims.rhs_batch = other_b;
   // A preferred_element_type may make ct's dtype differ from the operands': compute in ct's.
   Array o = other;
   if (o.dtype() != ct.dtype()) o = lax::convert_element_type(o, ct.dtype());
-  Array r = lax::dot_general(ct, o, dims);
-  // Which operand dim each result dim is.
-  std::vector<int64_t> src = this_b;
-  src.insert(src.end(), this_free.begin(), this_free.end());
+  // Which operand dim each result dim is, for ct . other ([batch, this free, this contracting
+  // in the order of the other's sorted contracting dims]) and for other . ct ([batch, this
+  // contracting, this free]). The product is the same; choose the order whose result is
+  // already in this operand's layout, so that no transpose copies it (e.g. the weight
+  // gradient of x @ w is x^T . ct, never (ct^T . x)^T).
   std::vector<size_t> cidx(other_c.size());
   std::iota(cidx.begin(), cidx.end(), size_t{0});
   std::sort(cidx.begin(), cidx.end(), [&](size_t a, size_t b) { return other_c[a] < other_c[b]; });
-  for (size_t j : cidx) src.push_back(this_c[j]);
-  std::vector<int64_t> perm(src.size());
-  for (size_t q = 0; q < src.size(); ++q) perm[src[q]] = static_cast<int64_t>(q);
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i)
-    identity = identity && perm[i] == static_cast<int64_t>(i);
-  if (!identity) r = lax::transpose(r, perm);
+  std::vector<int64_t> this_c_sorted;
+  for (size_t j : cidx) this_c_sorted.push_back(this_c[j]);
+  auto perm_for = [&](const std::vector<int64_t>& mid, const std::vector<int64_t>& tail) {
+    std::vector<int64_t> src = this_b;
+    src.insert(src.end(), mid.begin(), mid.end());
+    src.insert(src.end(), tail.begin(), tail.end());
+    std::vector<int64_t> perm(src.size());
+    for (size_t q = 0; q < src.size(); ++q) perm[src[q]] = static_cast<int64_t>(q);
+    return perm;
+  };
+  auto is_identity = [](const std::vector<int64_t>& perm) {
+    for (size_t i = 0; i < perm.size(); ++i)
+      if (perm[i] != static_cast<int64_t>(i)) return false;
+    return true;
+  };
+  std::vector<int64_t> perm_ct_first = perm_for(this_free, this_c_sorted);
+  std::vector<int64_t> perm_other_first = perm_for(this_c_sorted, this_free);
+  std::vector<int64_t> ct_c, ct_b;
+  for (size_t k = 0; k < other_free.size(); ++k)
+    ct_c.push_back(other_free_offset + static_cast<int64_t>(k));
+  for (int64_t k = 0; k < nb; ++k) ct_b.push_back(k);
+  Array r;
+  std::vector<int64_t> perm;
+  if (!is_identity(perm_ct_first) && is_identity(perm_other_first)) {
+    r = lax::dot_general(o, ct, lax::DotDimensionNumbers{other_free, ct_c, other_b, ct_b});
+    perm = perm_other_first;
+  } else {
+    r = lax::dot_general(ct, o, lax::DotDimensionNumbers{ct_c, other_free, ct_b, other_b});
+    perm = perm_ct_first;
+  }
+  if (!is_identity(perm)) r = lax::transpose(r, perm);
   if (r.dtype() != this_aval.dtype) r = lax::convert_element_type(r, this_aval.dtype);
   return r;
 }

@@ -70,14 +70,13 @@ TEST(MakeJaxpr, GradTanhDot) {
       "    g:f32[] = reduce_sum[axes=(0, 1)] d\n"
       "    h:f32[4,2] = broadcast_in_dim[broadcast_dimensions=() shape=(4, 2)] 1.0:f32[]\n"
       "    i:f32[4,2] = mul h f\n"
-      "    j:f32[2,3] = dot_general[\n"
+      "    j:f32[3,2] = dot_general[\n"
       "      lhs_batch_dimensions=()\n"
       "      lhs_contracting_dimensions=(0,)\n"
       "      rhs_batch_dimensions=()\n"
       "      rhs_contracting_dimensions=(0,)\n"
-      "    ] i b\n"
-      "    k:f32[3,2] = transpose[permutation=(1, 0)] j\n"
-      "  in (k,) }");
+      "    ] b i\n"
+      "  in (j,) }");
 }
 
 TEST(MakeJaxpr, VmapMatVec) {
