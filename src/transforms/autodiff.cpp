@@ -2,6 +2,7 @@
 #include <string>
 
 #include "prims/ad_util.h"
+#include "prims/prims.h"
 #include "tessera/lax.h"
 #include "tessera/transforms_flat.h"
 #include "trace/backward_pass.h"
@@ -17,7 +18,7 @@ namespace {
 
 // The tangent aval of a primal aval: the same for floats, float0 otherwise.
 Aval tangent_aval(const Aval& a) {
-  if (prims::ad::has_tangent(a.dtype)) return Aval{a.shape, a.dtype, false};
+  if (prims::ad::has_tangent(a.dtype)) return Aval{a.shape, a.dtype, a.weak_type};
   return Aval{a.shape, DType::kFloat0, false};
 }
 
@@ -164,7 +165,12 @@ std::vector<Array> Linearized::vjp(std::span<const Array> cts) const {
   std::vector<Array> out;
   for (size_t i = 0; i < in_avals_.size(); ++i) {
     Array c = in_var_[i] >= 0 ? in_cts[in_var_[i]] : Array();
-    out.push_back(c.defined() ? c : zero_tangent(in_avals_[i]));
+    if (!c.defined()) c = zero_tangent(in_avals_[i]);
+    // A weakly typed input (a Python/C++ scalar) gets a weakly typed cotangent, as in JAX.
+    if (in_avals_[i].weak_type && !c.weak_type() && c.dtype() == in_avals_[i].dtype)
+      c = tessera::bind1(prims::convert_element_type, {c},
+                         Params{{"new_dtype", c.dtype()}, {"weak_type", true}});
+    out.push_back(std::move(c));
   }
   return out;
 }

@@ -121,6 +121,8 @@ ValueAndGrad value_and_grad(const Fun& f, std::span<const Array> args, bool allo
                                        std::string(dtype_name(loss.dtype()))));
   std::vector<Array> cts(outs.size());
   cts[0] = prims::ad::scalar_const(1.0, loss.dtype());
+  // full_like(loss, 1): weakly typed when the loss is (a function of Python/C++ scalars).
+  if (loss.weak_type()) cts[0] = Array(Aval{{}, loss.dtype(), true}, cts[0].buffer());
   ValueAndGrad r;
   r.grads = lin.vjp(cts);
   r.outs = outs;

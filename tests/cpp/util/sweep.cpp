@@ -565,7 +565,9 @@ Stats check_vjp(const Row& row) {
           Args cts = lin.vjp(Args{Array()});
           for (size_t i = 0; i < xs.size(); ++i) {
             const bool has_t = is_floating(xs[i].dtype());
-            Aval want{xs[i].shape(), has_t ? xs[i].dtype() : DType::kFloat0, false};
+            // As JAX: a weakly typed input gets a weakly typed cotangent.
+          Aval want{xs[i].shape(), has_t ? xs[i].dtype() : DType::kFloat0,
+                    has_t && xs[i].weak_type()};
             if (cts[i].aval() != want)
               ADD_FAILURE() << where(row, label) << ": cotangent " << i << " is "
                             << cts[i].aval().str() << ", expected " << want.str();
@@ -586,7 +588,9 @@ Stats check_vjp(const Row& row) {
         double rhs = 0, rscale = 0;
         for (size_t i = 0; i < xs.size(); ++i) {
           const bool has_t = is_floating(xs[i].dtype());
-          Aval want{xs[i].shape(), has_t ? xs[i].dtype() : DType::kFloat0, false};
+          // As JAX: a weakly typed input gets a weakly typed cotangent.
+          Aval want{xs[i].shape(), has_t ? xs[i].dtype() : DType::kFloat0,
+                    has_t && xs[i].weak_type()};
           if (cts[i].aval() != want) {
             ADD_FAILURE() << where(row, label) << ": cotangent " << i << " is "
                           << cts[i].aval().str() << ", expected " << want.str();

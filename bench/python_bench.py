@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Suite `python`: Tessera called from Python (the tessera package over the pybind11 extension)
+against Python peers timed in the same process and run. One JSON line per case, in the format of
+the C++ suites (bench/harness.h; docs/performance.md).
+
+  eager_add_small  per-op cost of `x + y` on 16-element float32 Arrays (jnp_add_ms: jnp.add);
+                   peer NumPy's ufunc `x + y` on the same values as ndarrays
+  grad_small       per-call cost of jax.grad(lambda v: jnp.sum(jnp.tanh(v) * v)) on 16 float32
+                   values; peer functorch.grad of the same function (torch_autograd_ms: plain
+                   torch autograd, .backward() on a fresh leaf); gradients compared (max_rel_diff)
+
+    python_bench.py [--reps N] [--warmup N] [--list] [CASE...]
+
+scripts/bench runs it with /usr/bin/python3 and build/python on PYTHONPATH; run directly, it
+falls back to <repo>/build/python when `tessera` is not importable. Each timed sample is a loop
+of many calls (time.perf_counter); the median over the samples, divided by the calls, is
+reported. Tessera is timed before torch is imported, so torch's threads are not in the process.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+try:
+    import tessera as jax
+except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build",
+                                    "python"))
+    import tessera as jax
+import tessera.numpy as jnp
+
+SMALL = 16
+
+
+def uniform(seed, n):
+    # Uniform [-2, 2) float32 values, as the C++ suites draw them.
+    return np.random.default_rng(seed).uniform(-2.0, 2.0, n).astype(np.float32)
+
+
+def per_call_ms(fn, iters, warmup, reps):
+    """Median over `reps` samples of a loop of `iters` calls, per call, in ms."""
+    for _ in range(warmup):
+        for _ in range(iters):
+            fn()
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        samples.append((time.perf_counter() - t0) * 1e3 / iters)
+    return statistics.median(samples)
+
+
+def max_rel_diff(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
+
+
+def torch_or_none():
+    try:
+        import functorch
+        import torch
+        return torch, functorch
+    except ImportError as e:
+        print(f"python_bench: torch/functorch not importable ({e}); peer 'none'", file=sys.stderr)
+        return None, None
+
+
+def eager_add_small(o):
+    iters = 20000
+    reps = max(o.reps, 21)  # short samples: more of them, so the median ignores scheduler noise
+    xn, yn = uniform(1, SMALL), uniform(2, SMALL)
+    x, y = jnp.asarray(xn), jnp.asarray(yn)
+    r = x + y
+    if not np.array_equal(np.asarray(r), xn + yn) or r.dtype != jnp.float32:
+        raise RuntimeError("eager_add_small: Tessera's x + y differs from NumPy's")
+    tessera_ms = per_call_ms(lambda: x + y, iters, o.warmup, reps)
+    jnp_add_ms = per_call_ms(lambda: jnp.add(x, y), iters, o.warmup, reps)
+    peer_ms = per_call_ms(lambda: xn + yn, iters, o.warmup, reps)
+    return {"tessera_ms": tessera_ms, "peer": f"numpy {np.__version__} ufunc x + y",
+            "peer_ms": peer_ms, "jnp_add_ms": jnp_add_ms, "n": SMALL, "iters": iters}
+
+
+def grad_small(o):
+    iters = 2000
+    reps = max(o.reps, 11)
+    xn = uniform(3, SMALL)
+    x = jnp.asarray(xn)
+    g = jax.grad(lambda v: jnp.sum(jnp.tanh(v) * v))
+    gx = np.asarray(g(x))
+    x64 = xn.astype(np.float64)
+    exact = np.tanh(x64) + x64 * (1 - np.tanh(x64) ** 2)
+    err = max_rel_diff(gx, exact)
+    if err > 1e-5:
+        raise RuntimeError(f"grad_small: Tessera's gradient is off by {err:.3g} (relative)")
+    tessera_ms = per_call_ms(lambda: g(x), iters, o.warmup, reps)
+    rec = {"tessera_ms": tessera_ms}
+
+    torch, functorch = torch_or_none()
+    if torch is None:
+        rec["peer"] = "none"
+    else:
+        xt = torch.from_numpy(xn.copy())
+        gt = functorch.grad(lambda v: torch.sum(torch.tanh(v) * v))
+
+        def autograd():
+            v = xt.detach().requires_grad_()
+            torch.sum(torch.tanh(v) * v).backward()
+            return v.grad
+
+        rec["peer"] = (f"functorch.grad (functorch {functorch.__version__}, torch "
+                       f"{torch.__version__}, {torch.get_num_threads()} intra-op threads)")
+        rec["peer_ms"] = per_call_ms(lambda: gt(xt), iters, o.warmup, reps)
+        rec["torch_autograd_ms"] = per_call_ms(autograd, iters, o.warmup, reps)
+        rec["max_rel_diff"] = max_rel_diff(gx, gt(xt).numpy())
+    rec.update({"n": SMALL, "iters": iters})
+    return rec
+
+
+CASES = {"eager_add_small": eager_add_small, "grad_small": grad_small}
+ORDER = ["bench", "case", "tessera_ms", "peer", "peer_ms", "ratio", "gflops", "gbps", "peak_mb"]
+
+
+def round_sig(v, digits=4):
+    if v == 0 or not math.isfinite(v):
+        return v
+    return round(v, digits - 1 - int(math.floor(math.log10(abs(v)))))
+
+
+def emit(case, rec):
+    """One line as bench/harness.cpp's emit() prints it: ratio = peer_ms / tessera_ms, the
+    common fields first, floats rounded to 4 significant digits."""
+    rec = {"bench": "python", "case": case, **rec}
+    if isinstance(rec.get("peer_ms"), float) and rec.get("tessera_ms", 0) > 0:
+        rec["ratio"] = rec["peer_ms"] / rec["tessera_ms"]
+    out = {k: rec[k] for k in ORDER if k in rec}
+    out.update({k: v for k, v in rec.items() if k not in out})
+    out = {k: round_sig(v) if isinstance(v, float) else v for k, v in out.items()}
+    print(json.dumps(out, separators=(",", ":")), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="*", metavar="CASE", help=f"default: all of {list(CASES)}")
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--list", action="store_true")
+    o = ap.parse_args()
+    if o.reps < 7 or o.warmup < 1:
+        ap.error("--reps must be >= 7 and --warmup >= 1")
+    unknown = [c for c in o.cases if c not in CASES]
+    if unknown:
+        ap.error(f"unknown case(s) {unknown}; cases: {' '.join(CASES)}")
+    if o.list:
+        print("\n".join(CASES))
+        return 0
+    print(f"python_bench: tessera from {os.path.dirname(jax.__file__)}", file=sys.stderr)
+    for name, fn in CASES.items():
+        if not o.cases or name in o.cases:
+            emit(name, fn(o))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

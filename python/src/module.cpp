@@ -1,0 +1,11 @@
+// tessera._tessera: the C++ core seen from Python (the tessera package wraps it).
+#include "py_common.h"
+
+PYBIND11_MODULE(_tessera, m) {
+  m.doc() = "Tessera's C++ core (use the tessera package)";
+  tessera::register_all();
+  tessera::python::bind_errors(m);
+  tessera::python::bind_array(m);
+  tessera::python::bind_ops(m);
+  tessera::python::bind_transforms(m);
+}

@@ -1,0 +1,287 @@
+// tessera.numpy and tessera.lax functions over the C++ layers. Arguments are converted with
+// to_array (Python scalars weakly typed); the GIL is released around the C++ work.
+#include <string>
+
+#include "py_common.h"
+
+namespace tessera::python {
+
+namespace {
+
+std::optional<DType> opt_dtype(const py::object& d) {
+  if (d.is_none()) return std::nullopt;
+  return dtype_from_py(d);
+}
+
+Shape to_shape(const py::object& s) {
+  if (!py::isinstance<py::sequence>(s)) return Shape{as_int(s)};
+  Shape out;
+  for (py::handle h : s) out.push_back(as_int(h));
+  return out;
+}
+
+std::optional<std::vector<int64_t>> to_axes(const py::object& a) {
+  if (a.is_none()) return std::nullopt;
+  if (!py::isinstance<py::sequence>(a)) return std::vector<int64_t>{as_int(a)};
+  std::vector<int64_t> out;
+  for (py::handle h : a) out.push_back(as_int(h));
+  return out;
+}
+
+using Unary = Array (*)(const numpy::ArrayLike&);
+using Binary = Array (*)(const numpy::ArrayLike&, const numpy::ArrayLike&);
+
+void def_unary(py::module_& m, const char* name, Unary f) {
+  m.def(name, [f](py::handle x) {
+    Array a = to_array(x);
+    py::gil_scoped_release nogil;
+    return f(a);
+  });
+}
+void def_binary(py::module_& m, const char* name, Binary f) {
+  m.def(name, [f](py::handle x, py::handle y) {
+    Array a = to_array(x), b = to_array(y);
+    py::gil_scoped_release nogil;
+    return f(a, b);
+  });
+}
+
+using LaxUnary = Array (*)(const Array&);
+using LaxBinary = Array (*)(const Array&, const Array&);
+void def_lax_unary(py::module_& m, const char* name, LaxUnary f) {
+  m.def(name, [f](py::handle x) {
+    Array a = to_array(x);
+    py::gil_scoped_release nogil;
+    return f(a);
+  });
+}
+void def_lax_binary(py::module_& m, const char* name, LaxBinary f) {
+  m.def(name, [f](py::handle x, py::handle y) {
+    Array a = to_array(x), b = to_array(y);
+    py::gil_scoped_release nogil;
+    return f(a, b);
+  });
+}
+
+void bind_numpy(py::module_& np) {
+  def_binary(np, "add", numpy::add);
+  def_binary(np, "subtract", numpy::subtract);
+  def_binary(np, "multiply", numpy::multiply);
+  def_binary(np, "divide", numpy::divide);
+  def_binary(np, "true_divide", numpy::true_divide);
+  def_binary(np, "power", numpy::power);
+  def_binary(np, "maximum", numpy::maximum);
+  def_binary(np, "minimum", numpy::minimum);
+  def_binary(np, "equal", numpy::equal);
+  def_binary(np, "not_equal", numpy::not_equal);
+  def_binary(np, "less", numpy::less);
+  def_binary(np, "less_equal", numpy::less_equal);
+  def_binary(np, "greater", numpy::greater);
+  def_binary(np, "greater_equal", numpy::greater_equal);
+  def_unary(np, "negative", numpy::negative);
+  def_unary(np, "positive", numpy::positive);
+  def_unary(np, "exp", numpy::exp);
+  def_unary(np, "log", numpy::log);
+  def_unary(np, "sin", numpy::sin);
+  def_unary(np, "cos", numpy::cos);
+  def_unary(np, "tanh", numpy::tanh);
+  def_unary(np, "sqrt", numpy::sqrt);
+  def_unary(np, "square", numpy::square);
+  np.def("where", [](py::handle c, py::handle x, py::handle y) {
+    Array a = to_array(c), b = to_array(x), d = to_array(y);
+    py::gil_scoped_release nogil;
+    return numpy::where(a, b, d);
+  });
+  np.def(
+      "sum",
+      [](py::handle x, py::object axis, py::object dtype, bool keepdims) {
+        Array a = to_array(x);
+        auto ax = to_axes(axis);
+        auto dt = opt_dtype(dtype);
+        py::gil_scoped_release nogil;
+        return numpy::sum(a, ax, keepdims, dt);
+      },
+      py::arg("a"), py::arg("axis") = py::none(), py::arg("dtype") = py::none(),
+      py::arg("keepdims") = false);
+  np.def(
+      "mean",
+      [](py::handle x, py::object axis, py::object dtype, bool keepdims) {
+        Array a = to_array(x);
+        auto ax = to_axes(axis);
+        auto dt = opt_dtype(dtype);
+        py::gil_scoped_release nogil;
+        return numpy::mean(a, ax, keepdims, dt);
+      },
+      py::arg("a"), py::arg("axis") = py::none(), py::arg("dtype") = py::none(),
+      py::arg("keepdims") = false);
+  np.def(
+      "max",
+      [](py::handle x, py::object axis, bool keepdims) {
+        Array a = to_array(x);
+        auto ax = to_axes(axis);
+        py::gil_scoped_release nogil;
+        return numpy::max(a, ax, keepdims);
+      },
+      py::arg("a"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
+  np.def("reshape", [](py::handle x, py::object shape) {
+    return numpy::reshape(to_array(x), to_shape(shape));
+  });
+  np.def(
+      "transpose",
+      [](py::handle x, py::object axes) { return numpy::transpose(to_array(x), to_axes(axes)); },
+      py::arg("a"), py::arg("axes") = py::none());
+  np.def("matmul", [](py::handle x, py::handle y) {
+    Array a = to_array(x), b = to_array(y);
+    py::gil_scoped_release nogil;
+    return numpy::matmul(a, b);
+  });
+  np.def("dot", [](py::handle x, py::handle y) {
+    Array a = to_array(x), b = to_array(y);
+    py::gil_scoped_release nogil;
+    return numpy::dot(a, b);
+  });
+  np.def("broadcast_to", [](py::handle x, py::object shape) {
+    return numpy::broadcast_to(to_array(x), to_shape(shape));
+  });
+  np.def("astype", [](py::handle x, py::object dtype) {
+    return numpy::astype(to_array(x), dtype_from_py(dtype));
+  });
+  np.def(
+      "zeros",
+      [](py::object shape, py::object dtype) {
+        return numpy::zeros(to_shape(shape),
+                            dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype));
+      },
+      py::arg("shape"), py::arg("dtype") = py::none());
+  np.def(
+      "ones",
+      [](py::object shape, py::object dtype) {
+        return numpy::ones(to_shape(shape),
+                           dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype));
+      },
+      py::arg("shape"), py::arg("dtype") = py::none());
+  np.def(
+      "full",
+      [](py::object shape, py::handle fill, py::object dtype) {
+        Array f = to_array(fill, opt_dtype(dtype));
+        return numpy::broadcast_to(f, to_shape(shape));
+      },
+      py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none());
+  np.def(
+      "arange",
+      [](py::object start, py::object stop, py::object step, py::object dtype) -> Array {
+        auto dt = opt_dtype(dtype);
+        bool ints = py::isinstance<py::int_>(start) &&
+                    (stop.is_none() || py::isinstance<py::int_>(stop)) &&
+                    (step.is_none() || py::isinstance<py::int_>(step));
+        if (stop.is_none()) {
+          if (ints) return numpy::arange(start.cast<int64_t>(), dt);
+          return numpy::arange(start.cast<double>(), dt);
+        }
+        if (ints)
+          return numpy::arange(start.cast<int64_t>(), stop.cast<int64_t>(),
+                               step.is_none() ? 1 : step.cast<int64_t>(), dt);
+        return numpy::arange(start.cast<double>(), stop.cast<double>(),
+                             step.is_none() ? 1.0 : step.cast<double>(), dt);
+      },
+      py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = py::none(),
+      py::arg("dtype") = py::none());
+  np.def(
+      "linspace",
+      [](double start, double stop, int64_t num, bool endpoint, py::object dtype) {
+        return numpy::linspace(start, stop, num, endpoint, opt_dtype(dtype));
+      },
+      py::arg("start"), py::arg("stop"), py::arg("num") = 50, py::arg("endpoint") = true,
+      py::arg("dtype") = py::none());
+  np.def(
+      "eye",
+      [](int64_t n, std::optional<int64_t> m, int64_t k, py::object dtype) {
+        return numpy::eye(n, m, k, dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype));
+      },
+      py::arg("N"), py::arg("M") = py::none(), py::arg("k") = 0, py::arg("dtype") = py::none());
+}
+
+void bind_lax(py::module_& lax) {
+  def_lax_binary(lax, "add", lax::add);
+  def_lax_binary(lax, "sub", lax::sub);
+  def_lax_binary(lax, "mul", lax::mul);
+  def_lax_binary(lax, "div", lax::div);
+  def_lax_binary(lax, "max", lax::max);
+  def_lax_binary(lax, "min", lax::min);
+  def_lax_binary(lax, "pow", lax::pow);
+  def_lax_binary(lax, "eq", lax::eq);
+  def_lax_binary(lax, "ne", lax::ne);
+  def_lax_binary(lax, "lt", lax::lt);
+  def_lax_binary(lax, "le", lax::le);
+  def_lax_binary(lax, "gt", lax::gt);
+  def_lax_binary(lax, "ge", lax::ge);
+  def_lax_unary(lax, "neg", lax::neg);
+  def_lax_unary(lax, "exp", lax::exp);
+  def_lax_unary(lax, "log", lax::log);
+  def_lax_unary(lax, "sin", lax::sin);
+  def_lax_unary(lax, "cos", lax::cos);
+  def_lax_unary(lax, "tanh", lax::tanh);
+  def_lax_unary(lax, "logistic", lax::logistic);
+  def_lax_unary(lax, "sqrt", lax::sqrt);
+  def_lax_unary(lax, "stop_gradient", lax::stop_gradient);
+  lax.def("integer_pow", [](py::handle x, int64_t y) { return lax::integer_pow(to_array(x), y); });
+  lax.def("select_n", [](py::handle which, py::args cases) {
+    std::vector<Array> cs;
+    for (py::handle c : cases) cs.push_back(to_array(c));
+    return lax::select_n(to_array(which), cs);
+  });
+  lax.def("convert_element_type", [](py::handle x, py::object d) {
+    return lax::convert_element_type(to_array(x), dtype_from_py(d));
+  });
+  lax.def("broadcast_in_dim", [](py::handle x, py::object shape, py::object dims) {
+    return lax::broadcast_in_dim(to_array(x), to_shape(shape),
+                                 to_axes(dims).value_or(std::vector<int64_t>{}));
+  });
+  lax.def("broadcast", [](py::handle x, py::object sizes) {
+    return lax::broadcast(to_array(x), to_shape(sizes));
+  });
+  lax.def("reshape", [](py::handle x, py::object sizes) {
+    return lax::reshape(to_array(x), to_shape(sizes));
+  });
+  lax.def("transpose", [](py::handle x, py::object perm) {
+    return lax::transpose(to_array(x), to_axes(perm).value_or(std::vector<int64_t>{}));
+  });
+  lax.def("iota", [](py::object d, int64_t size) { return lax::iota(dtype_from_py(d), size); });
+  lax.def("broadcasted_iota", [](py::object d, py::object shape, int64_t dim) {
+    return lax::broadcasted_iota(dtype_from_py(d), to_shape(shape), dim);
+  });
+  lax.def("reduce_sum", [](py::handle x, py::object axes) {
+    return lax::reduce_sum(to_array(x), to_axes(axes).value_or(std::vector<int64_t>{}));
+  });
+  lax.def("reduce_max", [](py::handle x, py::object axes) {
+    return lax::reduce_max(to_array(x), to_axes(axes).value_or(std::vector<int64_t>{}));
+  });
+  lax.def(
+      "dot_general",
+      [](py::handle x, py::handle y, py::object dn, py::object pref) {
+        // dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))
+        py::tuple t = dn;
+        py::tuple c = t[0], b = t[1];
+        lax::DotDimensionNumbers d{to_axes(c[0]).value_or(std::vector<int64_t>{}),
+                                   to_axes(c[1]).value_or(std::vector<int64_t>{}),
+                                   to_axes(b[0]).value_or(std::vector<int64_t>{}),
+                                   to_axes(b[1]).value_or(std::vector<int64_t>{})};
+        Array l = to_array(x), r = to_array(y);
+        auto p = opt_dtype(pref);
+        py::gil_scoped_release nogil;
+        return lax::dot_general(l, r, d, p);
+      },
+      py::arg("lhs"), py::arg("rhs"), py::arg("dimension_numbers"),
+      py::arg("preferred_element_type") = py::none());
+}
+
+}  // namespace
+
+void bind_ops(py::module_& m) {
+  py::module_ np = m.def_submodule("numpy", "tessera.numpy's C++ functions");
+  bind_numpy(np);
+  py::module_ lax = m.def_submodule("lax", "tessera.lax's C++ functions");
+  bind_lax(lax);
+}
+
+}  // namespace tessera::python

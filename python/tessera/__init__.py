@@ -1,0 +1,41 @@
+"""Tessera: JAX's programming model as a C++ system, with JAX's names in Python.
+
+    import tessera as jax
+    import tessera.numpy as jnp
+
+    grads = jax.grad(loss)(params, batch)
+"""
+from tessera import _tessera
+from tessera._src import dtypes as dtypes
+from tessera._src.array import Array
+from tessera._src.config import config
+from tessera._src.api import (
+    ShapeDtypeStruct,
+    eval_shape,
+    grad,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    make_jaxpr,
+    value_and_grad,
+    vjp,
+    vmap,
+)
+from tessera._src.devices import block_until_ready, device_put, devices, local_devices
+from tessera import dlpack
+from tessera import errors
+from tessera import lax
+from tessera import numpy
+from tessera import tree
+from tessera import tree_util
+from tessera.lax import stop_gradient
+
+__all__ = [
+    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "device_put", "devices",
+    "dtypes", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lax",
+    "linear_transpose", "linearize", "local_devices", "make_jaxpr", "numpy", "stop_gradient",
+    "tree", "tree_util", "value_and_grad", "vjp", "vmap",
+]

@@ -1,0 +1,113 @@
+"""Tessera's dtypes with JAX's names.
+
+NumPy 1.24 has no bfloat16 and Debian 12 has no ml_dtypes, so Tessera defines its own
+`bfloat16` dtype object: Arrays can be bfloat16, `x.dtype == jnp.bfloat16` holds, and
+`np.asarray(x)` of a bfloat16 array returns a float32 COPY (exact: every bfloat16 is a float32)
+instead of a view. Every other dtype is NumPy's own and converts without copying.
+"""
+import numpy as _np
+
+from tessera import _tessera
+
+
+class _BFloat16DType:
+    """The bfloat16 dtype (no NumPy equivalent in NumPy 1.24)."""
+
+    name = "bfloat16"
+    itemsize = 2
+    kind = "V"
+    char = "E"
+    str = "bfloat16"
+
+    def __repr__(self):
+        return "dtype(bfloat16)"
+
+    def __str__(self):
+        return "bfloat16"
+
+    def __eq__(self, other):
+        if isinstance(other, _BFloat16DType):
+            return True
+        if isinstance(other, str):
+            return other == "bfloat16"
+        return getattr(other, "name", None) == "bfloat16" and other is not _np.dtype
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash("bfloat16")
+
+
+bfloat16_dtype = _BFloat16DType()
+
+
+class _ScalarType:
+    """jnp.float32 and friends: `jnp.float32(1.5)` makes a strongly typed rank-0 Array, and
+    `.dtype` is the NumPy dtype (so np.dtype(jnp.float32) works)."""
+
+    def __init__(self, name):
+        self.__name__ = name
+        self.name = name
+        self.dtype = bfloat16_dtype if name == "bfloat16" else _np.dtype(name)
+
+    def __call__(self, x):
+        return _tessera.asarray(x, self.name)
+
+    def __repr__(self):
+        return f"<class 'tessera.numpy.{self.__name__}'>"
+
+    def __eq__(self, other):
+        return other is self or self.dtype == other
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+_NAMES = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "bfloat16", "float32", "float64"]
+scalar_types = {n: _ScalarType("bool" if n == "bool_" else n) for n in _NAMES}
+
+
+def dtype_of_name(name):
+    """The dtype object an Array of this dtype name reports."""
+    if name == "bfloat16":
+        return bfloat16_dtype
+    if name == "float0":
+        return _np.dtype([("float0", "V")])
+    return _np.dtype(name)
+
+
+def canonicalize_dtype(dtype):
+    """JAX's canonicalize_dtype: 64-bit types become 32-bit unless x64 is enabled."""
+    return dtype_of_name(_tessera.canonical_dtype_name(dtype))
+
+
+class finfo:
+    """jnp.finfo for floating dtypes (bfloat16 included)."""
+
+    def __init__(self, dtype):
+        name = _tessera.canonical_dtype_name(dtype) if not isinstance(dtype, str) else dtype
+        if name == "bfloat16":
+            self.bits, self.eps, self.max, self.tiny = 16, 2.0 ** -7, 3.3895313892515355e38, 2.0 ** -126
+            self.min = -self.max
+            self.smallest_normal = self.tiny
+            self.resolution = 0.01
+            self.dtype = bfloat16_dtype
+        else:
+            f = _np.finfo(name)
+            self.bits, self.eps, self.max, self.min = f.bits, f.eps, f.max, f.min
+            self.tiny = f.tiny
+            self.smallest_normal = f.smallest_normal
+            self.resolution = f.resolution
+            self.dtype = f.dtype
+
+    def __repr__(self):
+        return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+def iinfo(dtype):
+    return _np.iinfo(_tessera.canonical_dtype_name(dtype) if not isinstance(dtype, str) else dtype)
+
+
+float0 = _np.dtype([("float0", "V")])
