@@ -110,48 +110,58 @@ class VmapAxes {
 
 struct VmapOptions {
   std::optional<int64_t> axis_size = std::nullopt;  // required when no argument is mapped
-  std::string axis_name = "";        // for collectives bound inside vmap
+  std::string axis_name = "";                       // for collectives bound inside vmap
 };
 
 namespace detail {
 
-// ---- traced types: scalar leaves become Array. ----
+// Rebuilds a C++ pytree type with every leaf type L replaced by LeafFn<L>::type, through the
+// std containers that TreeTraits knows (registered structs are leaves here: they keep their
+// type).
+template <class T, template <class> class LeafFn>
+struct MapLeafTypes {
+  using type = typename LeafFn<T>::type;
+};
+template <class T, template <class> class F>
+struct MapLeafTypes<std::vector<T>, F> {
+  using type = std::vector<typename MapLeafTypes<T, F>::type>;
+};
+template <class T, size_t N, template <class> class F>
+struct MapLeafTypes<std::array<T, N>, F> {
+  using type = std::array<typename MapLeafTypes<T, F>::type, N>;
+};
+template <class... Ts, template <class> class F>
+struct MapLeafTypes<std::tuple<Ts...>, F> {
+  using type = std::tuple<typename MapLeafTypes<Ts, F>::type...>;
+};
+template <class A, class B, template <class> class F>
+struct MapLeafTypes<std::pair<A, B>, F> {
+  using type = std::pair<typename MapLeafTypes<A, F>::type, typename MapLeafTypes<B, F>::type>;
+};
+template <class T, template <class> class F>
+struct MapLeafTypes<std::map<std::string, T>, F> {
+  using type = std::map<std::string, typename MapLeafTypes<T, F>::type>;
+};
+template <class T, template <class> class F>
+struct MapLeafTypes<std::optional<T>, F> {
+  using type = std::optional<typename MapLeafTypes<T, F>::type>;
+};
+
+// Traced types: scalar leaves (and ShapeDtypeStruct placeholders) become Array.
 template <class T>
-struct Traced {
+struct ToTraced {
   using type = T;
 };
 template <class T>
-requires(std::is_arithmetic_v<T>) struct Traced<T> {
+requires(std::is_arithmetic_v<T>) struct ToTraced<T> {
   using type = Array;
 };
 template <>
-struct Traced<ShapeDtypeStruct> {
+struct ToTraced<ShapeDtypeStruct> {
   using type = Array;
 };
 template <class T>
-struct Traced<std::vector<T>> {
-  using type = std::vector<typename Traced<T>::type>;
-};
-template <class T, size_t N>
-struct Traced<std::array<T, N>> {
-  using type = std::array<typename Traced<T>::type, N>;
-};
-template <class... Ts>
-struct Traced<std::tuple<Ts...>> {
-  using type = std::tuple<typename Traced<Ts>::type...>;
-};
-template <class A, class B>
-struct Traced<std::pair<A, B>> {
-  using type = std::pair<typename Traced<A>::type, typename Traced<B>::type>;
-};
-template <class T>
-struct Traced<std::map<std::string, T>> {
-  using type = std::map<std::string, typename Traced<T>::type>;
-};
-template <class T>
-struct Traced<std::optional<T>> {
-  using type = std::optional<typename Traced<T>::type>;
-};
+using Traced = MapLeafTypes<T, ToTraced>;
 
 }  // namespace detail
 
@@ -160,39 +170,17 @@ using traced_t = typename detail::Traced<std::remove_cvref_t<T>>::type;
 
 namespace detail {
 
-// ---- ShapeDtypeStruct results: Array leaves of std containers become ShapeDtypeStruct. ----
+// eval_shape's results: Array leaves of std containers become ShapeDtypeStruct.
 template <class T>
-struct Shaped {
-  using type = T;  // registered structs keep their type, with placeholder Array leaves
+struct ToShaped {
+  using type = T;
 };
 template <>
-struct Shaped<Array> {
+struct ToShaped<Array> {
   using type = ShapeDtypeStruct;
 };
 template <class T>
-struct Shaped<std::vector<T>> {
-  using type = std::vector<typename Shaped<T>::type>;
-};
-template <class T, size_t N>
-struct Shaped<std::array<T, N>> {
-  using type = std::array<typename Shaped<T>::type, N>;
-};
-template <class... Ts>
-struct Shaped<std::tuple<Ts...>> {
-  using type = std::tuple<typename Shaped<Ts>::type...>;
-};
-template <class A, class B>
-struct Shaped<std::pair<A, B>> {
-  using type = std::pair<typename Shaped<A>::type, typename Shaped<B>::type>;
-};
-template <class T>
-struct Shaped<std::map<std::string, T>> {
-  using type = std::map<std::string, typename Shaped<T>::type>;
-};
-template <class T>
-struct Shaped<std::optional<T>> {
-  using type = std::optional<typename Shaped<T>::type>;
-};
+using Shaped = MapLeafTypes<T, ToShaped>;
 
 template <class T>
 struct IsPairLike : std::false_type {};

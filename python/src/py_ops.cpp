@@ -28,65 +28,49 @@ std::optional<std::vector<int64_t>> to_axes(const py::object& a) {
   return out;
 }
 
-using Unary = Array (*)(const numpy::ArrayLike&);
-using Binary = Array (*)(const numpy::ArrayLike&, const numpy::ArrayLike&);
-
-void def_unary(py::module_& m, const char* name, Unary f) {
-  m.def(name, [f](py::handle x) {
-    Array a = to_array(x);
-    py::gil_scoped_release nogil;
-    return f(a);
-  });
-}
-void def_binary(py::module_& m, const char* name, Binary f) {
-  m.def(name, [f](py::handle x, py::handle y) {
-    Array a = to_array(x), b = to_array(y);
-    py::gil_scoped_release nogil;
-    return f(a, b);
-  });
-}
-
-using LaxUnary = Array (*)(const Array&);
-using LaxBinary = Array (*)(const Array&, const Array&);
-void def_lax_unary(py::module_& m, const char* name, LaxUnary f) {
-  m.def(name, [f](py::handle x) {
-    Array a = to_array(x);
-    py::gil_scoped_release nogil;
-    return f(a);
-  });
-}
-void def_lax_binary(py::module_& m, const char* name, LaxBinary f) {
-  m.def(name, [f](py::handle x, py::handle y) {
-    Array a = to_array(x), b = to_array(y);
-    py::gil_scoped_release nogil;
-    return f(a, b);
-  });
+// Binds f(x) / f(x, y) with the arguments converted from Python and the GIL released.
+template <class R, class... A>
+void def_fn(py::module_& m, const char* name, R (*f)(A...)) {
+  if constexpr (sizeof...(A) == 1) {
+    m.def(name, [f](py::handle x) {
+      Array a = to_array(x);
+      py::gil_scoped_release nogil;
+      return f(a);
+    });
+  } else {
+    static_assert(sizeof...(A) == 2);
+    m.def(name, [f](py::handle x, py::handle y) {
+      Array a = to_array(x), b = to_array(y);
+      py::gil_scoped_release nogil;
+      return f(a, b);
+    });
+  }
 }
 
 void bind_numpy(py::module_& np) {
-  def_binary(np, "add", numpy::add);
-  def_binary(np, "subtract", numpy::subtract);
-  def_binary(np, "multiply", numpy::multiply);
-  def_binary(np, "divide", numpy::divide);
-  def_binary(np, "true_divide", numpy::true_divide);
-  def_binary(np, "power", numpy::power);
-  def_binary(np, "maximum", numpy::maximum);
-  def_binary(np, "minimum", numpy::minimum);
-  def_binary(np, "equal", numpy::equal);
-  def_binary(np, "not_equal", numpy::not_equal);
-  def_binary(np, "less", numpy::less);
-  def_binary(np, "less_equal", numpy::less_equal);
-  def_binary(np, "greater", numpy::greater);
-  def_binary(np, "greater_equal", numpy::greater_equal);
-  def_unary(np, "negative", numpy::negative);
-  def_unary(np, "positive", numpy::positive);
-  def_unary(np, "exp", numpy::exp);
-  def_unary(np, "log", numpy::log);
-  def_unary(np, "sin", numpy::sin);
-  def_unary(np, "cos", numpy::cos);
-  def_unary(np, "tanh", numpy::tanh);
-  def_unary(np, "sqrt", numpy::sqrt);
-  def_unary(np, "square", numpy::square);
+  def_fn(np, "add", numpy::add);
+  def_fn(np, "subtract", numpy::subtract);
+  def_fn(np, "multiply", numpy::multiply);
+  def_fn(np, "divide", numpy::divide);
+  def_fn(np, "true_divide", numpy::true_divide);
+  def_fn(np, "power", numpy::power);
+  def_fn(np, "maximum", numpy::maximum);
+  def_fn(np, "minimum", numpy::minimum);
+  def_fn(np, "equal", numpy::equal);
+  def_fn(np, "not_equal", numpy::not_equal);
+  def_fn(np, "less", numpy::less);
+  def_fn(np, "less_equal", numpy::less_equal);
+  def_fn(np, "greater", numpy::greater);
+  def_fn(np, "greater_equal", numpy::greater_equal);
+  def_fn(np, "negative", numpy::negative);
+  def_fn(np, "positive", numpy::positive);
+  def_fn(np, "exp", numpy::exp);
+  def_fn(np, "log", numpy::log);
+  def_fn(np, "sin", numpy::sin);
+  def_fn(np, "cos", numpy::cos);
+  def_fn(np, "tanh", numpy::tanh);
+  def_fn(np, "sqrt", numpy::sqrt);
+  def_fn(np, "square", numpy::square);
   np.def("where", [](py::handle c, py::handle x, py::handle y) {
     Array a = to_array(c), b = to_array(x), d = to_array(y);
     py::gil_scoped_release nogil;
@@ -202,28 +186,28 @@ void bind_numpy(py::module_& np) {
 }
 
 void bind_lax(py::module_& lax) {
-  def_lax_binary(lax, "add", lax::add);
-  def_lax_binary(lax, "sub", lax::sub);
-  def_lax_binary(lax, "mul", lax::mul);
-  def_lax_binary(lax, "div", lax::div);
-  def_lax_binary(lax, "max", lax::max);
-  def_lax_binary(lax, "min", lax::min);
-  def_lax_binary(lax, "pow", lax::pow);
-  def_lax_binary(lax, "eq", lax::eq);
-  def_lax_binary(lax, "ne", lax::ne);
-  def_lax_binary(lax, "lt", lax::lt);
-  def_lax_binary(lax, "le", lax::le);
-  def_lax_binary(lax, "gt", lax::gt);
-  def_lax_binary(lax, "ge", lax::ge);
-  def_lax_unary(lax, "neg", lax::neg);
-  def_lax_unary(lax, "exp", lax::exp);
-  def_lax_unary(lax, "log", lax::log);
-  def_lax_unary(lax, "sin", lax::sin);
-  def_lax_unary(lax, "cos", lax::cos);
-  def_lax_unary(lax, "tanh", lax::tanh);
-  def_lax_unary(lax, "logistic", lax::logistic);
-  def_lax_unary(lax, "sqrt", lax::sqrt);
-  def_lax_unary(lax, "stop_gradient", lax::stop_gradient);
+  def_fn(lax, "add", lax::add);
+  def_fn(lax, "sub", lax::sub);
+  def_fn(lax, "mul", lax::mul);
+  def_fn(lax, "div", lax::div);
+  def_fn(lax, "max", lax::max);
+  def_fn(lax, "min", lax::min);
+  def_fn(lax, "pow", lax::pow);
+  def_fn(lax, "eq", lax::eq);
+  def_fn(lax, "ne", lax::ne);
+  def_fn(lax, "lt", lax::lt);
+  def_fn(lax, "le", lax::le);
+  def_fn(lax, "gt", lax::gt);
+  def_fn(lax, "ge", lax::ge);
+  def_fn(lax, "neg", lax::neg);
+  def_fn(lax, "exp", lax::exp);
+  def_fn(lax, "log", lax::log);
+  def_fn(lax, "sin", lax::sin);
+  def_fn(lax, "cos", lax::cos);
+  def_fn(lax, "tanh", lax::tanh);
+  def_fn(lax, "logistic", lax::logistic);
+  def_fn(lax, "sqrt", lax::sqrt);
+  def_fn(lax, "stop_gradient", lax::stop_gradient);
   lax.def("integer_pow", [](py::handle x, int64_t y) { return lax::integer_pow(to_array(x), y); });
   lax.def("select_n", [](py::handle which, py::args cases) {
     std::vector<Array> cs;
