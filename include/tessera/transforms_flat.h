@@ -88,10 +88,13 @@ ValueAndGrad value_and_grad(const Fun& f, std::span<const Array> args, bool allo
 // ([out 0 wrt in 0, out 0 wrt in 1, ..., out 1 wrt in 0, ...]); each has shape
 // out.shape + in.shape. jacfwd pushes forward a vmapped basis of input tangents (cheap for few
 // inputs), jacrev pulls back a vmapped basis of output cotangents (cheap for few outputs).
-// `outs`, when given, receives f's outputs.
+// `outs`, when given, receives f's outputs. The last `num_aux` outputs are auxiliary (has_aux):
+// returned in `outs`, not differentiated. `num_aux` is asked after f has run (a Python
+// function's aux structure is known only then).
+using CountFn = std::function<size_t()>;
 std::vector<Array> jacfwd(const Fun& f, std::span<const Array> args,
-                          std::vector<Array>* outs = nullptr);
+                          std::vector<Array>* outs = nullptr, const CountFn& num_aux = nullptr);
 std::vector<Array> jacrev(const Fun& f, std::span<const Array> args,
-                          std::vector<Array>* outs = nullptr);
+                          std::vector<Array>* outs = nullptr, const CountFn& num_aux = nullptr);
 
 }  // namespace tessera::flat

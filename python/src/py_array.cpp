@@ -306,7 +306,9 @@ void bind_array(py::module_& m) {
       .def("_unsafe_buffer_pointer",
            [](const Array& a) { return reinterpret_cast<uintptr_t>(a.raw_data()); });
   // Operators in C++ (a Python-level wrapper costs ~1 µs per op). Operands other than arrays,
-  // Python/NumPy scalars and NumPy arrays get NotImplemented, so Python tries the other side.
+  // Python/NumPy scalars and NumPy arrays are declined with Python's NotImplemented sentinel
+  // (the binary-operator protocol): the other operand's reflected method runs, and when it
+  // declines too Python raises TypeError naming both types (tests/python/test_errors.py).
   using Bin = Array (*)(const numpy::ArrayLike&, const numpy::ArrayLike&);
   auto def_op = [&cls](const char* name, const char* rname, Bin f) {
     auto operand = [](py::handle h) {

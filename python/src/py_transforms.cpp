@@ -106,16 +106,34 @@ void bind_transforms(py::module_& m) {
           flat::ValueAndGrad r = flat::value_and_grad(wrap(f), to_arrays(args), allow_int, op);
           return py::make_tuple(to_list(r.outs), to_list(r.grads));
         });
-  m.def("jacfwd", [](py::function f, const py::sequence& args) {
-    std::vector<Array> outs;
-    std::vector<Array> j = flat::jacfwd(wrap(f), to_arrays(args), &outs);
-    return py::make_tuple(to_list(j), static_cast<int64_t>(outs.size()));
-  });
-  m.def("jacrev", [](py::function f, const py::sequence& args) {
-    std::vector<Array> outs;
-    std::vector<Array> j = flat::jacrev(wrap(f), to_arrays(args), &outs);
-    return py::make_tuple(to_list(j), static_cast<int64_t>(outs.size()));
-  });
+  m.def(
+      "jacfwd",
+      [](py::function f, const py::sequence& args, py::object num_aux) {
+        std::vector<Array> outs;
+        flat::CountFn count;
+        if (!num_aux.is_none())
+          count = [num_aux] {
+            py::gil_scoped_acquire gil;
+            return num_aux().cast<size_t>();
+          };
+        std::vector<Array> j = flat::jacfwd(wrap(f), to_arrays(args), &outs, count);
+        return py::make_tuple(to_list(j), to_list(outs));
+      },
+      py::arg("f"), py::arg("args"), py::arg("num_aux") = py::none());
+  m.def(
+      "jacrev",
+      [](py::function f, const py::sequence& args, py::object num_aux) {
+        std::vector<Array> outs;
+        flat::CountFn count;
+        if (!num_aux.is_none())
+          count = [num_aux] {
+            py::gil_scoped_acquire gil;
+            return num_aux().cast<size_t>();
+          };
+        std::vector<Array> j = flat::jacrev(wrap(f), to_arrays(args), &outs, count);
+        return py::make_tuple(to_list(j), to_list(outs));
+      },
+      py::arg("f"), py::arg("args"), py::arg("num_aux") = py::none());
   m.def("linear_transpose", [](py::function f, const py::sequence& primals) {
     auto ft = flat::linear_transpose(wrap(f), to_arrays(primals));
     return py::cpp_function([ft](const py::sequence& cts) { return to_list(ft(to_arrays(cts))); });

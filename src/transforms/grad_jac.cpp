@@ -129,7 +129,8 @@ ValueAndGrad value_and_grad(const Fun& f, std::span<const Array> args, bool allo
   return r;
 }
 
-std::vector<Array> jacfwd(const Fun& f, std::span<const Array> args, std::vector<Array>* outs_p) {
+std::vector<Array> jacfwd(const Fun& f, std::span<const Array> args, std::vector<Array>* outs_p,
+                          const CountFn& num_aux_fn) {
   std::vector<Aval> in_avals;
   for (const Array& a : args) in_avals.push_back(a.aval());
   common_float(in_avals, "jacfwd");
@@ -141,6 +142,9 @@ std::vector<Array> jacfwd(const Fun& f, std::span<const Array> args, std::vector
   Fun pushfwd = [&](std::span<const Array> ts) {
     auto [o, t] = jvp(f, args, ts);
     primal_outs = o;  // independent of the tangents: unbatched values of the enclosing trace
+    const size_t num_aux = num_aux_fn ? num_aux_fn() : 0;
+    if (num_aux > t.size()) throw_internal("jacfwd", "more auxiliary outputs than outputs");
+    t.resize(t.size() - num_aux);  // auxiliary outputs are not differentiated
     return t;
   };
   std::vector<std::optional<int64_t>> in_axes(blocks.size(), 0);
@@ -161,18 +165,26 @@ std::vector<Array> jacfwd(const Fun& f, std::span<const Array> args, std::vector
   return result;
 }
 
-std::vector<Array> jacrev(const Fun& f, std::span<const Array> args, std::vector<Array>* outs_p) {
+std::vector<Array> jacrev(const Fun& f, std::span<const Array> args, std::vector<Array>* outs_p,
+                          const CountFn& num_aux_fn) {
   std::vector<Aval> in_avals;
   for (const Array& a : args) in_avals.push_back(a.aval());
   common_float(in_avals, "jacrev");
   Linearized lin = linearize(f, args);
-  std::vector<Aval> out_avals;
-  for (const Array& o : lin.outs()) out_avals.push_back(o.aval());
+  const size_t num_aux = num_aux_fn ? num_aux_fn() : 0;
+  if (num_aux > lin.outs().size()) throw_internal("jacrev", "more auxiliary outputs than outputs");
+  const size_t n_main = lin.outs().size() - num_aux;
+  std::vector<Aval> out_avals;  // of the differentiated outputs
+  for (size_t i = 0; i < n_main; ++i) out_avals.push_back(lin.outs()[i].aval());
   common_float(out_avals, "jacrev");
   int64_t m = 0;
   for (const Aval& a : out_avals) m += a.size();
   std::vector<Array> blocks = basis_blocks(m, out_avals);
-  Fun pullback = [&](std::span<const Array> cts) { return lin.vjp(cts); };
+  Fun pullback = [&](std::span<const Array> cts) {
+    std::vector<Array> all(cts.begin(), cts.end());
+    all.resize(lin.outs().size());  // auxiliary outputs: zero cotangents
+    return lin.vjp(all);
+  };
   std::vector<std::optional<int64_t>> in_axes(blocks.size(), 0);
   std::vector<Array> jt = vmap(
       pullback, blocks, in_axes, [](size_t k) { return std::vector<std::optional<int64_t>>(k, 0); },

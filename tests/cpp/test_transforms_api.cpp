@@ -307,6 +307,28 @@ TEST(Jacobian, FwdRevHessianClosedForms) {
   EXPECT_CLOSE(jf.w, jp.w, 1e-6);
 }
 
+TEST(Jacobian, FlatAuxOutputsAreReturnedNotDifferentiated) {
+  Array x = random_array({3}, DType::kFloat32);
+  // Outputs: sin(x) (differentiated), then aux: sum(x) and an int32 (which could not be).
+  flat::Fun f = [](std::span<const Array> xs) {
+    return std::vector<Array>{tnp::sin(xs[0]), tnp::sum(xs[0]),
+                              lax::convert_element_type(tnp::sum(xs[0]), DType::kInt32)};
+  };
+  Array want = tnp::multiply(tnp::eye(3), tnp::cos(x));
+  for (bool fwd : {true, false}) {
+    std::vector<Array> outs;
+    std::vector<Array> args{x};
+    std::vector<Array> j = fwd ? flat::jacfwd(f, args, &outs, [] { return size_t{2}; })
+                               : flat::jacrev(f, args, &outs, [] { return size_t{2}; });
+    ASSERT_EQ(j.size(), 1u);
+    EXPECT_CLOSE(j[0], want, 1e-6);
+    ASSERT_EQ(outs.size(), 3u);
+    EXPECT_CLOSE(outs[1], tnp::sum(x), 1e-6);
+    EXPECT_EQ(outs[2].dtype(), DType::kInt32);
+    EXPECT_FALSE(outs[1].is_tracer());
+  }
+}
+
 // ---- staging ----
 
 TEST(EvalShape, ComputesNothing) {

@@ -278,3 +278,25 @@ def test_errors_in_pytree_callbacks_propagate(rng):
     g = jax.grad(lambda b: jnp.sum(b.v * b.v))(Box(x, False))
     np.testing.assert_allclose(np.asarray(g.v), 2 * np.asarray(x), rtol=1e-6)
     _still_works(rng)
+
+
+def test_operators_with_unsupported_operands_raise_type_error():
+    # Operands that are not array-like are declined by both sides (Python's binary-operator
+    # protocol), so Python raises its TypeError naming both types; other classes' reflected
+    # operators still get their turn.
+    x = jnp.ones(3)
+    for op in (lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: a / b,
+               lambda a, b: a ** b, lambda a, b: a < b):
+        with pytest.raises(TypeError, match="Array"):
+            op(x, object())
+        with pytest.raises(TypeError, match="Array"):
+            op(object(), x)
+    with pytest.raises(TypeError, match="'str'"):
+        x + "a"
+
+    class Other:
+        def __radd__(self, other):
+            return "Other.__radd__"
+
+    assert x + Other() == "Other.__radd__"
+    assert (x == "a") is False  # equality falls back to identity, as for any Python object

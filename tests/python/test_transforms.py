@@ -599,13 +599,27 @@ def test_vmap_maps_keyword_arguments_over_axis_0(rng):
     close(got, a.astype(np.float64) * b)
 
 
-@pytest.mark.xfail(strict=True, reason="gap: jacfwd/jacrev(has_aux=True) raise NotImplementedError")
 def test_jacobian_has_aux(rng):
-    x = jnp.asarray(f32(rng, 3))
+    x64 = f32(rng, 3).astype(np.float64)
+    x = jnp.asarray(x64.astype(np.float32))
     for jf in (jax.jacfwd, jax.jacrev):
-        j, aux = jf(lambda v: (v * 2.0, jnp.sum(v)), has_aux=True)(x)
-        close(j, 2 * np.eye(3))
-        close(aux, float(np.sum(np.asarray(x, np.float64))))
+        # aux is a pytree, including an integer leaf that must not be differentiated.
+        j, aux = jf(lambda v: (jnp.sin(v) * 2.0, {"s": jnp.sum(v), "n": jnp.asarray(7)}),
+                    has_aux=True)(x)
+        close(j, np.diag(2 * np.cos(x64)))
+        close(aux["s"], float(np.sum(x64)))
+        assert int(aux["n"]) == 7 and not aux["s"]._is_tracer
+    # hessian(has_aux) returns (hessian, aux) as JAX's.
+    h, aux = jax.hessian(lambda v: (jnp.sum(v * v * v), v * 2.0), has_aux=True)(x)
+    close(h, np.diag(6 * x64))
+    close(aux, 2 * x64)
+
+
+def test_holomorphic_needs_complex_inputs():
+    x = jnp.ones(3)
+    for make in (jax.grad, jax.jacfwd, jax.jacrev, jax.hessian):
+        with pytest.raises(TypeError, match="holomorphic=True requires inputs with complex dtype"):
+            make(lambda v: jnp.sum(v), holomorphic=True)(x)
 
 
 def test_jvp_accepts_numpy_float0_tangents():

@@ -50,6 +50,7 @@ def _flat_call(fun, args, kwargs, nums, in_trees, has_aux, out_store):
             aux_leaves, aux_tree = tree_util.tree_flatten(aux)
             out_store["tree"], out_store["aux_tree"] = out_tree, aux_tree
             out_store["n_main"] = len(out_leaves)
+            out_store["n_aux"] = len(aux_leaves)
             return _ensure_arrays(out_leaves) + _ensure_arrays(aux_leaves)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         out_store["tree"] = out_tree
@@ -76,13 +77,19 @@ def _split_grads(grads, in_trees, single):
     return out[0] if single else tuple(out)
 
 
+def _check_holomorphic(holomorphic, name):
+    # JAX requires complex inputs for holomorphic=True; Tessera has no complex dtypes, so every
+    # input is real and JAX's TypeError applies.
+    if holomorphic:
+        raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype; "
+                        "Tessera has no complex dtypes, so use holomorphic=False")
+
+
 # ---- grad / value_and_grad ----
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
                    reduce_axes=()):
     """jax.value_and_grad: returns (value, grads), or ((value, aux), grads) with has_aux."""
-    if holomorphic:
-        raise NotImplementedError("holomorphic differentiation needs complex dtypes, which "
-                                  "Tessera does not have yet")
+    _check_holomorphic(holomorphic, "grad")
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
@@ -233,11 +240,13 @@ def _jacobian(kind, fun, argnums, has_aux, allow_int):
         leaves, in_trees = _selected(args, nums)
         store = {}
         flat = _flat_call(fun, args, kwargs, nums, in_trees, has_aux, store)
-        if has_aux:
-            raise NotImplementedError(f"{kind}(has_aux=True) is not supported yet")
-        jac, n_out = (_tessera.jacfwd if kind == "jacfwd" else _tessera.jacrev)(flat, leaves)
+        # The flat function returns the outputs then the aux leaves; only the outputs are
+        # differentiated (the core asks for the aux count once the function has run), the aux
+        # values come back as they are.
+        jacobian = _tessera.jacfwd if kind == "jacfwd" else _tessera.jacrev
+        jac, outs = jacobian(flat, leaves, lambda: store["n_aux"] if has_aux else 0)
+        n_out = store["n_main"]
         n_in = len(leaves)
-        in_tree = in_trees[0] if single else tree_util.treedef_tuple(in_trees)
         rows = []
         for i in range(n_out):
             row = jac[i * n_in:(i + 1) * n_in]
@@ -245,7 +254,9 @@ def _jacobian(kind, fun, argnums, has_aux, allow_int):
                 rows.append(tree_util.tree_unflatten(in_trees[0], row))
             else:
                 rows.append(_split_grads(row, in_trees, False))
-        del in_tree
+        if has_aux:
+            aux = tree_util.tree_unflatten(store["aux_tree"], outs[n_out:])
+            return tree_util.tree_unflatten(store["tree"], rows), aux
         return tree_util.tree_unflatten(store["tree"], rows)
 
     return jac_f
@@ -253,17 +264,20 @@ def _jacobian(kind, fun, argnums, has_aux, allow_int):
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """jax.jacfwd: the Jacobian by forward mode; leaves of shape out.shape + in.shape."""
+    _check_holomorphic(holomorphic, "jacfwd")
     return _jacobian("jacfwd", fun, argnums, has_aux, False)
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """jax.jacrev: the Jacobian by reverse mode."""
+    _check_holomorphic(holomorphic, "jacrev")
     return _jacobian("jacrev", fun, argnums, has_aux, allow_int)
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
-    """jax.hessian = jacfwd(jacrev(fun))."""
-    return jacfwd(jacrev(fun, argnums), argnums)
+    """jax.hessian = jacfwd(jacrev(fun)); with has_aux, (hessian, aux)."""
+    _check_holomorphic(holomorphic, "hessian")
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
 
 
 # ---- vmap ----
