@@ -43,20 +43,6 @@ Array uniform_array(const tessera::Shape& shape, uint32_t seed) {
   return tnp::array(uniform(tessera::shape_size(shape), seed), shape);
 }
 
-// Adds the NumPy peer's result (or peer "none") to a record.
-void add_numpy_peer(Json& r, const std::string& name, const Options& o, bool show_config) {
-  std::vector<std::string> args = {name, "--reps", std::to_string(o.reps), "--warmup",
-                                   std::to_string(o.warmup)};
-  if (show_config) args.push_back("--show-config");
-  if (auto p = run_python_peer("numpy_peer.py", args)) {
-    r["peer"] = (*p)["peer"];
-    r["peer_ms"] = (*p)["peer_ms"];
-    r["peer_peak_mb"] = (*p)["peer_peak_mb"];
-  } else {
-    r["peer"] = "none";
-  }
-}
-
 void dispatch_add_1elem(const Options& o) {
   const int64_t iters = 20000;
   // Samples are short (~20 ms): take more of them so the median shrugs off scheduler noise.

@@ -179,4 +179,17 @@ void emit(Json r) {
   std::cout << out.dump() << std::endl;
 }
 
+void add_numpy_peer(Json& r, const std::string& name, const Options& o, bool show_config) {
+  std::vector<std::string> args = {name, "--reps", std::to_string(o.reps), "--warmup",
+                                   std::to_string(o.warmup)};
+  if (show_config) args.push_back("--show-config");
+  if (auto p = run_python_peer("numpy_peer.py", args)) {
+    r["peer"] = (*p)["peer"];
+    r["peer_ms"] = (*p)["peer_ms"];
+    r["peer_peak_mb"] = (*p)["peer_peak_mb"];
+  } else {
+    r["peer"] = "none";
+  }
+}
+
 }  // namespace tessera::bench

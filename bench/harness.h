@@ -74,6 +74,11 @@ class PeakRss {
 std::optional<Json> run_python_peer(const std::string& script,
                                     const std::vector<std::string>& args);
 
+// Runs bench/peers/numpy_peer.py for case `name` with o's reps/warm-up and adds its "peer",
+// "peer_ms" and "peer_peak_mb" to r (peer "none" when it fails). show_config: the peer prints
+// NumPy's BLAS configuration to stderr.
+void add_numpy_peer(Json& r, const std::string& name, const Options& o, bool show_config);
+
 // Rounds to `digits` significant digits (for readable JSON).
 double round_sig(double v, int digits = 4);
 

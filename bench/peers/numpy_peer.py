@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""NumPy peer for the `eager` suite (bench/eager_bench.cpp).
+"""NumPy peer for the `eager` and `numpy_ops` suites (bench/eager_bench.cpp, numpy_ops_bench.cpp).
 
 Times one case written as a NumPy user writes it (allocating results, Python scalars), with
 the same sizes, dtype and value range as the Tessera side, a warm-up, then the median of N
@@ -69,7 +69,42 @@ def case_tanh_chain_16M(rng):
     return lambda: np.tanh(x * 1.5 + 0.3) * x  # float32 throughout (value-based casting)
 
 
-CASES = {"add_16M": case_add_16M, "tanh_chain_16M": case_tanh_chain_16M}
+# ---- the numpy_ops suite (bench/numpy_ops_bench.cpp) ----
+N4K = 4096
+
+
+def case_sum_rows_4096x4096(rng):
+    x = uniform(rng, N4K * N4K).reshape(N4K, N4K)
+    return lambda: np.sum(x, axis=1)
+
+
+def case_transpose_4096x4096(rng):
+    x = uniform(rng, N4K * N4K).reshape(N4K, N4K)
+    return lambda: np.ascontiguousarray(x.T)  # .T alone is a view
+
+
+def case_einsum_bhqd_bhkd(rng):
+    q = uniform(rng, 8 * 512 * 64).reshape(1, 8, 512, 64)
+    k = uniform(rng, 8 * 512 * 64).reshape(1, 8, 512, 64)
+    # optimize=True lets NumPy hand the contraction to BLAS (its default loops are ~50x slower).
+    return lambda: np.einsum("bhqd,bhkd->bhqk", q, k, optimize=True)
+
+
+def case_logaddexp_16M(rng):
+    x, y = uniform(rng, N16M), uniform(rng, N16M)
+    return lambda: np.logaddexp(x, y)
+
+
+def case_concatenate_8x2M(rng):
+    xs = [uniform(rng, 2 * 1024 * 1024) for _ in range(8)]
+    return lambda: np.concatenate(xs)
+
+
+CASES = {"add_16M": case_add_16M, "tanh_chain_16M": case_tanh_chain_16M,
+         "sum_rows_4096x4096": case_sum_rows_4096x4096,
+         "transpose_4096x4096": case_transpose_4096x4096,
+         "einsum_bhqd_bhkd": case_einsum_bhqd_bhkd, "logaddexp_16M": case_logaddexp_16M,
+         "concatenate_8x2M": case_concatenate_8x2M}
 
 
 def blas_library():

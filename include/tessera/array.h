@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -44,6 +45,8 @@ struct ArrayImpl {
   std::shared_ptr<Tracer> tracer;  // null for concrete arrays
   bool deleted = false;            // set by delete()/donation
 };
+
+class Index;  // tessera/index.h
 
 class Array {
  public:
@@ -93,6 +96,13 @@ class Array {
   // For `if (x > 0)`: concrete size-1 arrays only; tracers raise ConcretizationError that
   // points to lax.cond / where / static arguments.
   explicit operator bool() const;
+
+  // Basic indexing with NumPy's rules (tessera/index.h): x[2], x[{1, Slice(0, 3), newaxis}],
+  // x[{ellipsis, Slice(std::nullopt, std::nullopt, -1)}]; an integer rank-0 Array index is a
+  // dynamic index (clamped, as JAX). Defined in src/api/numpy_indexing.cpp.
+  Array operator[](int64_t i) const;
+  Array operator[](std::initializer_list<Index> idx) const;
+  Array operator[](const std::vector<Index>& idx) const;
 
   // Marks the buffer deleted (later uses raise ValueError); as jax.Array.delete().
   void delete_buffer();

@@ -169,3 +169,6 @@ using numpy::operator<=;
 using numpy::operator>;
 using numpy::operator>=;
 }  // namespace tessera
+#include "tessera/numpy_ufuncs.h"
+#include "tessera/numpy_manip.h"
+#include "tessera/numpy_reductions.h"

@@ -5,6 +5,7 @@
 #include "tessera/device.h"
 #include "tessera/dtype.h"
 #include "tessera/errors.h"
+#include "tessera/index.h"
 #include "tessera/io.h"
 #include "tessera/jaxpr.h"
 #include "tessera/transforms.h"

@@ -7,5 +7,7 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_errors(m);
   tessera::python::bind_array(m);
   tessera::python::bind_ops(m);
+  tessera::python::bind_numpy_ext(m);
+  tessera::python::bind_lax_ext(m);
   tessera::python::bind_transforms(m);
 }

@@ -262,6 +262,72 @@ py::tuple shape_tuple(const Shape& s) {
   return t;
 }
 
+// One item of a Python index expression (NumPy's basic indexing; tessera/index.h). Integer-array
+// and boolean indices become Arrays, for which numpy::getitem raises its IndexError.
+Index index_item(py::handle h, size_t position) {
+  if (h.is_none()) return newaxis;
+  if (h.ptr() == Py_Ellipsis) return ellipsis;
+  if (PySlice_Check(h.ptr())) {
+    auto part = [](py::handle v) -> std::optional<int64_t> {
+      if (v.is_none()) return std::nullopt;
+      if (py::isinstance<Array>(v) && v.cast<const Array&>().is_tracer())
+        throw ConcretizationError(
+            "[getitem] slice bounds must be static (Python ints); got a traced value. Use "
+            "lax.dynamic_slice for a slice at a traced position");
+      if (!PyIndex_Check(v.ptr()))
+        throw TypeError(
+            "[getitem] slice indices must be integers or None or have an "
+            "__index__ method; got " +
+            std::string(py::repr(py::type::of(v))));
+      return as_int(v);
+    };
+    py::object s = py::reinterpret_borrow<py::object>(h);
+    return Slice(part(s.attr("start")), part(s.attr("stop")), part(s.attr("step")));
+  }
+  auto reject_float = [position](DType d) {
+    if (!is_integer(d) && !is_bool(d))
+      throw TypeError(
+          "[getitem] indexers must have an integer or boolean type; got an indexer "
+          "of dtype " +
+          std::string(dtype_name(d)) + " at position " + std::to_string(position));
+  };
+  if (py::isinstance<Array>(h)) {
+    const Array& a = h.cast<const Array&>();
+    reject_float(a.dtype());
+    return Index(a);
+  }
+  if (PyBool_Check(h.ptr())) return Index(to_array(h));  // a boolean mask: IndexError
+  if (PyLong_Check(h.ptr())) return Index(as_int(h));
+  if (py::isinstance<py::array>(h)) {  // NumPy arrays (rank 0 included) index as arrays
+    Array a = to_array(h);
+    reject_float(a.dtype());
+    return Index(a);
+  }
+  if (PyFloat_Check(h.ptr()) || py::isinstance(h, py::module_::import("numpy").attr("floating")))
+    reject_float(DType::kFloat32);
+  if (PyIndex_Check(h.ptr())) return Index(as_int(h));  // NumPy integers, __index__ objects
+  if (py::isinstance<py::sequence>(h) && !py::isinstance<py::str>(h)) {
+    Array a = to_array(h);  // a list: integer-array (advanced) indexing
+    reject_float(a.dtype());
+    return Index(a);
+  }
+  throw IndexError(
+      "[getitem] only integers, slices (`:`), ellipsis (`...`), None (newaxis) and "
+      "integer or boolean arrays are valid indices; got " +
+      std::string(py::repr(py::type::of(h))) + " at position " + std::to_string(position));
+}
+
+std::vector<Index> index_items(py::handle key) {
+  std::vector<Index> idx;
+  if (PyTuple_Check(key.ptr())) {
+    size_t i = 0;
+    for (py::handle h : key) idx.push_back(index_item(h, i++));
+  } else {
+    idx.push_back(index_item(key, 0));
+  }
+  return idx;
+}
+
 }  // namespace
 
 void bind_array(py::module_& m) {
@@ -283,6 +349,12 @@ void bind_array(py::module_& m) {
            [](const Array& a) {
              if (a.ndim() == 0) throw TypeError("len() of unsized object (a rank-0 array)");
              return a.shape()[0];
+           })
+      .def("__getitem__",
+           [](const Array& a, py::handle key) {
+             std::vector<Index> idx = index_items(key);
+             py::gil_scoped_release nogil;
+             return numpy::getitem(a, idx);
            })
       .def("__bool__", [](const Array& a) { return static_cast<bool>(a); })
       .def("__float__", [](const Array& a) { return a.item<double>(); })

@@ -37,10 +37,63 @@ inline int64_t as_int(py::handle h) {
   return py::reinterpret_steal<py::object>(i).cast<int64_t>();
 }
 
+// Argument helpers for the numpy/lax bindings.
+inline std::optional<DType> opt_dtype(const py::object& d) {
+  if (d.is_none()) return std::nullopt;
+  return dtype_from_py(d);
+}
+// A shape from an int or a sequence of ints.
+inline Shape to_shape(const py::object& s) {
+  if (!py::isinstance<py::sequence>(s)) return Shape{as_int(s)};
+  Shape out;
+  for (py::handle h : s) out.push_back(as_int(h));
+  return out;
+}
+// None, an int or a sequence of ints (axes, dims, indices).
+inline std::optional<std::vector<int64_t>> to_axes(const py::object& a) {
+  if (a.is_none()) return std::nullopt;
+  if (!py::isinstance<py::sequence>(a)) return std::vector<int64_t>{as_int(a)};
+  std::vector<int64_t> out;
+  for (py::handle h : a) out.push_back(as_int(h));
+  return out;
+}
+inline std::vector<int64_t> to_ints(const py::object& a) {
+  return to_axes(a).value_or(std::vector<int64_t>{});
+}
+
+// Binds f(x), f(x, y) or f(x, y, z) with the arguments converted by to_array and the GIL
+// released around the C++ work.
+template <class R, class... A>
+void def_fn(py::module_& m, const char* name, R (*f)(A...)) {
+  if constexpr (sizeof...(A) == 1) {
+    m.def(name, [f](py::handle x) {
+      Array a = to_array(x);
+      py::gil_scoped_release nogil;
+      return f(a);
+    });
+  } else if constexpr (sizeof...(A) == 2) {
+    m.def(name, [f](py::handle x, py::handle y) {
+      Array a = to_array(x), b = to_array(y);
+      py::gil_scoped_release nogil;
+      return f(a, b);
+    });
+  } else {
+    static_assert(sizeof...(A) == 3);
+    m.def(name, [f](py::handle x, py::handle y, py::handle z) {
+      Array a = to_array(x), b = to_array(y), c = to_array(z);
+      py::gil_scoped_release nogil;
+      return f(a, b, c);
+    });
+  }
+}
+
 void bind_errors(py::module_& m);
 void bind_array(py::module_& m);
 void bind_dlpack(py::module_& m, py::class_<Array>& cls);
 void bind_ops(py::module_& m);
 void bind_transforms(py::module_& m);
+// Extend the `numpy` and `lax` submodules that bind_ops created (call after it).
+void bind_numpy_ext(py::module_& m);
+void bind_lax_ext(py::module_& m);
 
 }  // namespace tessera::python

@@ -8,45 +8,6 @@ namespace tessera::python {
 
 namespace {
 
-std::optional<DType> opt_dtype(const py::object& d) {
-  if (d.is_none()) return std::nullopt;
-  return dtype_from_py(d);
-}
-
-Shape to_shape(const py::object& s) {
-  if (!py::isinstance<py::sequence>(s)) return Shape{as_int(s)};
-  Shape out;
-  for (py::handle h : s) out.push_back(as_int(h));
-  return out;
-}
-
-std::optional<std::vector<int64_t>> to_axes(const py::object& a) {
-  if (a.is_none()) return std::nullopt;
-  if (!py::isinstance<py::sequence>(a)) return std::vector<int64_t>{as_int(a)};
-  std::vector<int64_t> out;
-  for (py::handle h : a) out.push_back(as_int(h));
-  return out;
-}
-
-// Binds f(x) / f(x, y) with the arguments converted from Python and the GIL released.
-template <class R, class... A>
-void def_fn(py::module_& m, const char* name, R (*f)(A...)) {
-  if constexpr (sizeof...(A) == 1) {
-    m.def(name, [f](py::handle x) {
-      Array a = to_array(x);
-      py::gil_scoped_release nogil;
-      return f(a);
-    });
-  } else {
-    static_assert(sizeof...(A) == 2);
-    m.def(name, [f](py::handle x, py::handle y) {
-      Array a = to_array(x), b = to_array(y);
-      py::gil_scoped_release nogil;
-      return f(a, b);
-    });
-  }
-}
-
 void bind_numpy(py::module_& np) {
   def_fn(np, "add", numpy::add);
   def_fn(np, "subtract", numpy::subtract);
@@ -76,37 +37,6 @@ void bind_numpy(py::module_& np) {
     py::gil_scoped_release nogil;
     return numpy::where(a, b, d);
   });
-  np.def(
-      "sum",
-      [](py::handle x, py::object axis, py::object dtype, bool keepdims) {
-        Array a = to_array(x);
-        auto ax = to_axes(axis);
-        auto dt = opt_dtype(dtype);
-        py::gil_scoped_release nogil;
-        return numpy::sum(a, ax, keepdims, dt);
-      },
-      py::arg("a"), py::arg("axis") = py::none(), py::arg("dtype") = py::none(),
-      py::arg("keepdims") = false);
-  np.def(
-      "mean",
-      [](py::handle x, py::object axis, py::object dtype, bool keepdims) {
-        Array a = to_array(x);
-        auto ax = to_axes(axis);
-        auto dt = opt_dtype(dtype);
-        py::gil_scoped_release nogil;
-        return numpy::mean(a, ax, keepdims, dt);
-      },
-      py::arg("a"), py::arg("axis") = py::none(), py::arg("dtype") = py::none(),
-      py::arg("keepdims") = false);
-  np.def(
-      "max",
-      [](py::handle x, py::object axis, bool keepdims) {
-        Array a = to_array(x);
-        auto ax = to_axes(axis);
-        py::gil_scoped_release nogil;
-        return numpy::max(a, ax, keepdims);
-      },
-      py::arg("a"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
   np.def("reshape", [](py::handle x, py::object shape) {
     return numpy::reshape(to_array(x), to_shape(shape));
   });

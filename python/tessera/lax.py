@@ -1,4 +1,7 @@
 """tessera.lax: jax.lax's names over Tessera's primitives."""
+import enum as _enum
+import operator as _operator
+
 from tessera import _tessera
 from tessera._src import array as _array  # noqa: F401  (installs Array's methods)
 from tessera._src.dtypes import _BFloat16DType, _ScalarType
@@ -73,3 +76,169 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
     from tessera import numpy as jnp
     out = jnp.dot(lhs, rhs)
     return out if preferred_element_type is None else convert_element_type(out, preferred_element_type)
+
+
+# ---- more elementwise math, special functions, bitwise (lax.h) ----
+abs, sign, floor, ceil = _C.abs, _C.sign, _C.floor, _C.ceil
+exp2, expm1, log1p, rsqrt, cbrt = _C.exp2, _C.expm1, _C.log1p, _C.rsqrt, _C.cbrt
+tan, asin, acos, atan, atan2 = _C.tan, _C.asin, _C.acos, _C.atan, _C.atan2
+sinh, cosh, asinh, acosh, atanh = _C.sinh, _C.cosh, _C.asinh, _C.acosh, _C.atanh
+is_finite, nextafter, rem, square, reciprocal = (
+    _C.is_finite, _C.nextafter, _C.rem, _C.square, _C.reciprocal)
+erf, erfc, erf_inv, lgamma, digamma = _C.erf, _C.erfc, _C.erf_inv, _C.lgamma, _C.digamma
+polygamma, zeta, igamma, igammac, igamma_grad_a = (
+    _C.polygamma, _C.zeta, _C.igamma, _C.igammac, _C.igamma_grad_a)
+bitwise_not, bitwise_and, bitwise_or, bitwise_xor = (
+    _C.bitwise_not, _C.bitwise_and, _C.bitwise_or, _C.bitwise_xor)
+shift_left, shift_right_logical, shift_right_arithmetic = (
+    _C.shift_left, _C.shift_right_logical, _C.shift_right_arithmetic)
+population_count, clz = _C.population_count, _C.clz
+
+
+class RoundingMethod(_enum.IntEnum):
+    """lax.round's rounding of halfway cases."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+    return _C.round(x, int(RoundingMethod(rounding_method)))
+
+
+def clamp(min, x, max):
+    """min <= x <= max elementwise; min and max are rank 0 or x's shape."""
+    return _C.clamp(min, x, max)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    return _C.bitcast_convert_type(operand, _dt(new_dtype))
+
+
+def reduce_precision(operand, exponent_bits, mantissa_bits):
+    return _C.reduce_precision(operand, _operator.index(exponent_bits),
+                               _operator.index(mantissa_bits))
+
+
+# ---- reductions ----
+def reduce_prod(operand, axes):
+    return _C.reduce_prod(operand, tuple(axes))
+
+
+def reduce_min(operand, axes):
+    return _C.reduce_min(operand, tuple(axes))
+
+
+def reduce_and(operand, axes):
+    return _C.reduce_and(operand, tuple(axes))
+
+
+def reduce_or(operand, axes):
+    return _C.reduce_or(operand, tuple(axes))
+
+
+def reduce_xor(operand, axes):
+    return _C.reduce_xor(operand, tuple(axes))
+
+
+def argmax(operand, axis, index_dtype):
+    return _C.argmax(operand, _operator.index(axis), _dt(index_dtype))
+
+
+def argmin(operand, axis, index_dtype):
+    return _C.argmin(operand, _operator.index(axis), _dt(index_dtype))
+
+
+def reduce(operands, init_values, computation, dimensions):
+    """jax.lax.reduce: operands and init_values are matching pytrees (one array, or several);
+    computation(accumulators, values) -> accumulators on rank-0 values of that structure."""
+    from tessera import tree_util
+    flat_ops, tree = tree_util.tree_flatten(operands)
+    flat_init, init_tree = tree_util.tree_flatten(init_values)
+    if init_tree != tree:
+        raise ValueError("lax.reduce: operands and init_values must have the same tree "
+                         f"structure, got {tree} and {init_tree}")
+
+    def body(accs, values):
+        out = computation(tree_util.tree_unflatten(tree, accs),
+                          tree_util.tree_unflatten(tree, values))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        if out_tree != tree:
+            raise TypeError("lax.reduce: the computation must return the operands' structure "
+                            f"{tree}, got {out_tree}")
+        return out_leaves
+
+    outs = _C.reduce(flat_ops, flat_init, body, tuple(dimensions))
+    return tree_util.tree_unflatten(tree, outs)
+
+
+# ---- slicing, concatenation, padding ----
+def squeeze(array, dimensions):
+    return _C.squeeze(array, tuple(dimensions))
+
+
+def expand_dims(array, dimensions):
+    return _C.expand_dims(array, tuple(dimensions))
+
+
+def rev(operand, dimensions):
+    return _C.rev(operand, tuple(dimensions))
+
+
+def slice(operand, start_indices, limit_indices, strides=None):
+    return _C.slice(operand, tuple(start_indices), tuple(limit_indices),
+                    () if strides is None else tuple(strides))
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    shape = _tessera.asarray(operand).shape
+    ax = _operator.index(axis)
+    n = shape[ax] if -len(shape) <= ax < len(shape) else 0
+    start = 0 if start_index is None else _operator.index(start_index)
+    limit = n if limit_index is None else _operator.index(limit_index)
+    return _C.slice_in_dim(operand, start, limit, _operator.index(stride), ax)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    return _C.index_in_dim(operand, _operator.index(index), _operator.index(axis), bool(keepdims))
+
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    return _C.dynamic_slice(operand, list(start_indices), tuple(slice_sizes))
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    return _C.dynamic_update_slice(operand, update, list(start_indices))
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    return _C.dynamic_slice_in_dim(operand, start_index, _operator.index(slice_size),
+                                   _operator.index(axis))
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    return _C.dynamic_index_in_dim(operand, index, _operator.index(axis), bool(keepdims))
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    return _C.dynamic_update_slice_in_dim(operand, update, start_index, _operator.index(axis))
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis):
+    """dynamic_update_slice_in_dim of `update` with a size-1 axis inserted at `axis` when it
+    has the operand's rank minus one (as jax.lax)."""
+    operand = _tessera.asarray(operand)
+    update = _tessera.asarray(update)
+    ax = _operator.index(axis)
+    if operand.ndim:
+        ax %= operand.ndim
+    if update.ndim == operand.ndim - 1:
+        update = _C.expand_dims(update, (ax,))
+    return _C.dynamic_update_slice_in_dim(operand, update, index, ax)
+
+
+def concatenate(operands, dimension):
+    return _C.concatenate(list(operands), _operator.index(dimension))
+
+
+def pad(operand, padding_value, padding_config):
+    return _C.pad(operand, padding_value, [tuple(c) for c in padding_config])

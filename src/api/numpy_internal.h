@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -43,6 +44,14 @@ DType to_numeric(DType d);
 std::vector<Array> promote(const char* op, const std::vector<Array>& xs);
 // As promote, then bool/integer results become inexact (promote_dtypes_inexact).
 std::vector<Array> promote_inexact(const char* op, const std::vector<Array>& xs);
+
+// The ufunc patterns: promote (jnp's promote_dtypes, or promote_dtypes_inexact), check that the
+// shapes broadcast, align ranks (zero-copy), apply the lax function.
+using LaxBinary = std::function<Array(const Array&, const Array&)>;
+using LaxUnary = std::function<Array(const Array&)>;
+Array binary(const char* op, const Array& x, const Array& y, LaxBinary f);
+Array binary_inexact(const char* op, const Array& x, const Array& y, LaxBinary f);
+Array unary_inexact(const char* op, const Array& x, LaxUnary f);
 
 // NumPy broadcast shape of a and b; ValueError "[op] operands could not be broadcast together
 // with shapes (3,) (4,)" when incompatible.

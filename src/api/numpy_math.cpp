@@ -97,9 +97,7 @@ std::vector<Array> promote_inexact(const char* op, const std::vector<Array>& xs)
 
 using namespace detail;
 
-namespace {
-
-using LaxBinary = Array (*)(const Array&, const Array&);
+namespace detail {
 
 // Promote, align ranks, apply.
 Array binary(const char* op, const Array& x, const Array& y, LaxBinary f) {
@@ -124,11 +122,13 @@ Array binary_inexact(const char* op, const Array& x, const Array& y, LaxBinary f
   return f(a, b);
 }
 
-using LaxUnary = Array (*)(const Array&);
-
 Array unary_inexact(const char* op, const Array& x, LaxUnary f) {
   return f(promote_inexact(op, {x})[0]);
 }
+
+}  // namespace detail
+
+namespace {
 
 // jnp's logical_or / logical_and on bools are lax.max / lax.min (max(a, b) == a | b on {0, 1}).
 Array bool_or(const Array& a, const Array& b) { return lax::max(a, b); }

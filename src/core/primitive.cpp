@@ -42,6 +42,14 @@ void register_all() {
     prims::register_shape_ops();
     prims::register_reductions();
     prims::register_dot_general();
+    prims::register_elementwise_math();
+    prims::register_special();
+    prims::register_bitwise();
+    prims::register_squeeze_rev();
+    prims::register_slicing();
+    prims::register_concat_pad();
+    prims::register_argminmax();
+    prims::register_reduce_generic();
     prims::register_ad_prims();
     g_registered.store(true, std::memory_order_release);
   });

@@ -24,6 +24,37 @@ extern Primitive reduce_sum, reduce_max;
 // lhs_batch_dimensions, rhs_batch_dimensions, preferred_element_type (optional DType)}.
 extern Primitive dot_general;
 
+// elementwise_math.cpp: unary abs sign floor ceil round {rounding_method: int64} exp2 expm1
+// log1p rsqrt cbrt tan asin acos atan sinh cosh asinh acosh atanh is_finite square; binary
+// atan2 nextafter rem; clamp(min, x, max).
+extern Primitive abs, sign, floor, ceil, round, exp2, expm1, log1p, rsqrt, cbrt, tan, asin, acos,
+    atan, sinh, cosh, asinh, acosh, atanh, is_finite, square, atan2, nextafter, rem, clamp;
+// special.cpp: erf erfc erf_inv lgamma digamma (unary); polygamma(m, x) zeta(x, q) igamma(a, x)
+// igammac igamma_grad_a (binary).
+extern Primitive erf, erfc, erf_inv, lgamma, digamma, polygamma, zeta, igamma, igammac,
+    igamma_grad_a;
+// bitwise.cpp: not and or xor shift_left shift_right_logical shift_right_arithmetic
+// population_count clz; bitcast_convert_type {new_dtype}; reduce_precision {exponent_bits,
+// mantissa_bits}.
+extern Primitive not_, and_, or_, xor_, shift_left, shift_right_logical, shift_right_arithmetic,
+    population_count, clz, bitcast_convert_type, reduce_precision;
+// squeeze_rev.cpp: squeeze {dimensions}; rev {dimensions}.
+extern Primitive squeeze, rev;
+// slicing.cpp: slice {start_indices, limit_indices, strides}; dynamic_slice(x, *starts)
+// {slice_sizes}; dynamic_update_slice(x, update, *starts).
+extern Primitive slice, dynamic_slice, dynamic_update_slice;
+// concat_pad.cpp: concatenate(*xs) {dimension}; pad(x, padding_value) {padding_config: flat
+// (lo, hi, interior) triples}.
+extern Primitive concatenate, pad;
+// reductions.cpp: reduce_prod reduce_min reduce_and reduce_or reduce_xor {axes}.
+extern Primitive reduce_prod, reduce_min, reduce_and, reduce_or, reduce_xor;
+// argminmax.cpp: argmax, argmin {axes: one axis, index_dtype}.
+extern Primitive argmax, argmin;
+// reduce_generic.cpp: reduce(*operands, *init_values, *consts) {computation: jaxpr whose
+// constvars are the trailing consts, dimensions};
+// multiple results.
+extern Primitive reduce;
+
 // ad_prims.cpp: stop_gradient (identity, zero tangent); custom_lin (custom_lin.h).
 extern Primitive stop_gradient;
 
@@ -35,5 +66,13 @@ void register_select_convert();
 void register_shape_ops();
 void register_reductions();
 void register_dot_general();
+void register_elementwise_math();
+void register_special();
+void register_bitwise();
+void register_squeeze_rev();
+void register_slicing();
+void register_concat_pad();
+void register_argminmax();
+void register_reduce_generic();
 
 }  // namespace tessera::prims

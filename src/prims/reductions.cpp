@@ -1,4 +1,5 @@
-// Reductions: reduce_sum and reduce_max over a set of axes.
+// Reductions over a set of axes: reduce_sum, reduce_max, reduce_prod, reduce_min and the
+// logical reduce_and, reduce_or, reduce_xor (bool and integers), one kernel templated on the Op.
 //
 // Floats sum pairwise (fixed leaves, fixed tree), so the error grows as O(log n) eps and the
 // result is bitwise the same for any thread count: work is cut into chunks whose boundaries
@@ -19,9 +20,11 @@
 #include <string>
 #include <type_traits>
 
+#include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
+#include "prims/reduce_tree.h"
 #include "runtime/thread_pool.h"
 #include "tessera/lax.h"
 
@@ -29,6 +32,11 @@ namespace tessera::prims {
 
 Primitive reduce_sum("reduce_sum");
 Primitive reduce_max("reduce_max");
+Primitive reduce_prod("reduce_prod");
+Primitive reduce_min("reduce_min");
+Primitive reduce_and("reduce_and");
+Primitive reduce_or("reduce_or");
+Primitive reduce_xor("reduce_xor");
 
 namespace {
 
@@ -70,8 +78,12 @@ struct Buf {
   std::shared_ptr<Buffer> big_;
 };
 
+// Each Op: kName, kAccepts<A> (the storage/compute types its primitive accepts), identity<A>()
+// and combine(a, b).
 struct SumOp {
   static constexpr const char* kName = "reduce_sum";
+  template <class A>
+  static constexpr bool kAccepts = !std::is_same_v<A, bool>;
   template <class A>
   static A identity() {
     return A(0);
@@ -90,6 +102,8 @@ struct SumOp {
 struct MaxOp {
   static constexpr const char* kName = "reduce_max";
   template <class A>
+  static constexpr bool kAccepts = true;
+  template <class A>
   static A identity() {
     if constexpr (std::is_same_v<A, bool>)
       return false;
@@ -106,6 +120,98 @@ struct MaxOp {
       return (b > a || b != b) ? b : a;  // NaN wins
     else
       return b > a ? b : a;
+  }
+};
+
+struct MinOp {
+  static constexpr const char* kName = "reduce_min";
+  template <class A>
+  static constexpr bool kAccepts = true;
+  template <class A>
+  static A identity() {
+    if constexpr (std::is_same_v<A, bool>)
+      return true;
+    else if constexpr (std::is_floating_point_v<A>)
+      return std::numeric_limits<A>::infinity();
+    else
+      return std::numeric_limits<A>::max();
+  }
+  template <class A>
+  static A combine(A a, A b) {
+    if constexpr (std::is_same_v<A, bool>)
+      return a & b;
+    else if constexpr (std::is_floating_point_v<A>)
+      return (b < a || b != b) ? b : a;  // NaN wins
+    else
+      return b < a ? b : a;
+  }
+};
+
+// Integer products wrap: the low bits of a product depend only on the low bits of its factors,
+// so multiplying in uint64 and truncating is exact modular arithmetic (no signed overflow).
+struct ProdOp {
+  static constexpr const char* kName = "reduce_prod";
+  template <class A>
+  static constexpr bool kAccepts = !std::is_same_v<A, bool>;
+  template <class A>
+  static A identity() {
+    return A(1);
+  }
+  template <class A>
+  static A combine(A a, A b) {
+    if constexpr (std::is_integral_v<A>)
+      return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    else
+      return a * b;
+  }
+};
+
+// The logical reductions: bool and integers (bitwise on integers).
+template <class A>
+inline constexpr bool kIsLogical = std::is_integral_v<A>;
+
+struct AndOp {
+  static constexpr const char* kName = "reduce_and";
+  template <class A>
+  static constexpr bool kAccepts = kIsLogical<A>;
+  template <class A>
+  static A identity() {
+    if constexpr (std::is_same_v<A, bool>)
+      return true;
+    else
+      return static_cast<A>(~std::make_unsigned_t<A>(0));  // all bits set
+  }
+  template <class A>
+  static A combine(A a, A b) {
+    return static_cast<A>(a & b);
+  }
+};
+
+struct OrOp {
+  static constexpr const char* kName = "reduce_or";
+  template <class A>
+  static constexpr bool kAccepts = kIsLogical<A>;
+  template <class A>
+  static A identity() {
+    return A(0);
+  }
+  template <class A>
+  static A combine(A a, A b) {
+    return static_cast<A>(a | b);
+  }
+};
+
+struct XorOp {
+  static constexpr const char* kName = "reduce_xor";
+  template <class A>
+  static constexpr bool kAccepts = kIsLogical<A>;
+  template <class A>
+  static A identity() {
+    return A(0);
+  }
+  template <class A>
+  static A combine(A a, A b) {
+    return static_cast<A>(a ^ b);
   }
 };
 
@@ -423,14 +529,24 @@ void reduce_kernel(const T* in, const Shape& shape, const std::vector<int64_t>& 
   }
 }
 
-std::vector<Aval> reduce_abstract(const char* op, bool allow_bool, std::span<const Aval> in,
+// The dtypes a reduction accepts, as JAX's dtype rules: numbers (reduce_sum, reduce_prod),
+// numbers or bool (reduce_max, reduce_min), bool or integers (the logical reductions).
+enum class Accepts { kNumber, kNumberOrBool, kLogical };
+
+std::vector<Aval> reduce_abstract(const char* op, Accepts acc, std::span<const Aval> in,
                                   const Params& p) {
   const Aval& x = in[0];
   const auto& axes = p.get_ints("axes");
-  if (is_extended(x.dtype) || (!allow_bool && is_bool(x.dtype)))
+  const bool ok = !is_extended(x.dtype) &&
+                  (acc == Accepts::kLogical ? (is_bool(x.dtype) || is_integer(x.dtype))
+                                            : acc == Accepts::kNumberOrBool || !is_bool(x.dtype));
+  if (!ok)
     throw TypeError(op_message(
         op, std::string(op) + " does not accept dtype " + std::string(dtype_name(x.dtype)) +
-                ". Accepted dtypes are subtypes of number" + (allow_bool ? " or bool" : "") +
+                (acc == Accepts::kLogical
+                     ? ". Logical reductions require operand dtype bool or an integer type"
+                     : std::string(". Accepted dtypes are subtypes of number") +
+                           (acc == Accepts::kNumberOrBool ? " or bool" : "")) +
                 "; convert the operand first (convert_element_type)."));
   std::set<int64_t> seen(axes.begin(), axes.end());
   if (seen.size() != axes.size())
@@ -457,15 +573,17 @@ std::vector<Array> reduce_impl(const char* op, std::span<const Array> args, cons
   Array out = empty_array(oa, op);
   if (oa.size() == 0) return {out};
   kernels::dispatch_dtype(oa.dtype, [&]<class T>() {
-    T* o = static_cast<T*>(out.buffer()->data());
-    if (x.size() == 0) {  // reducing an empty axis: the identity
-      const T v = kernels::store<T>(Op::template identity<compute_t<T>>());
-      std::fill(o, o + oa.size(), v);
-      return;
-    }
-    if constexpr (std::is_same_v<Op, SumOp> && std::is_same_v<T, bool>) {
-      throw_internal("prims/reductions", "reduce_sum of bool passed abstract eval");
+    if constexpr (!Op::template kAccepts<T>) {
+      throw_internal(
+          "prims/reductions",
+          std::string(op) + " of " + std::string(dtype_name(oa.dtype)) + " passed abstract eval");
     } else {
+      T* o = static_cast<T*>(out.buffer()->data());
+      if (x.size() == 0) {  // reducing an empty axis: the identity
+        const T v = kernels::store<T>(Op::template identity<compute_t<T>>());
+        std::fill(o, o + oa.size(), v);
+        return;
+      }
       reduce_kernel<Op>(static_cast<const T*>(x.raw_data()), x.shape(), p.get_ints("axes"), o,
                         oa.size());
     }
@@ -509,23 +627,62 @@ std::vector<Array> reduce_sum_transpose(std::span<const Array> cts, std::span<co
   return one(lax::broadcast_in_dim(cts[0], xa.shape, kept));
 }
 
-// JAX's rule for reduce_max (via _reduce_chooser_jvp_rule): the tangent is the mean of the
-// tangents at the locations of the maximum, so ties share the derivative evenly.
-std::pair<std::vector<Array>, std::vector<Array>> reduce_max_jvp(std::span<const Array> primals,
-                                                                 std::span<const Array> tangents,
-                                                                 const Params& p) {
+// JAX's rule for reduce_max and reduce_min (_reduce_chooser_jvp_rule): the tangent is the mean
+// of the tangents at the locations of the extremum, so ties share the derivative evenly.
+JvpRule chooser_jvp(const Primitive& prim) {
+  const Primitive* pp = &prim;
+  return [pp](std::span<const Array> primals, std::span<const Array> tangents,
+              const Params& p) -> std::pair<std::vector<Array>, std::vector<Array>> {
+    const Array& x = primals[0];
+    const auto& axes = p.get_ints("axes");
+    Array out = tessera::bind1(*pp, {x}, p);
+    Array t;
+    if (tangents[0].defined() && is_inexact(x.dtype())) {
+      const auto kept = kept_dims(x.ndim(), axes);
+      Array loc = lax::eq(x, lax::broadcast_in_dim(out, x.shape(), kept));
+      Array mask = lax::convert_element_type(loc, tangents[0].dtype());
+      Array counts = lax::reduce_sum(mask, axes);
+      t = lax::div(lax::reduce_sum(lax::mul(tangents[0], mask), axes), counts);
+    }
+    return {one(out), one(t)};
+  };
+}
+
+// JAX's _reduce_prod_jvp_rule: the product's tangent pushed through a pairwise tree of
+// multiplications (p = p1 p2, t = t1 p2 + p1 t2), i.e. sums of products of the others; no
+// division, so zeros in x are handled exactly.
+std::pair<std::vector<Array>, std::vector<Array>> reduce_prod_jvp(std::span<const Array> primals,
+                                                                  std::span<const Array> tangents,
+                                                                  const Params& p) {
   const Array& x = primals[0];
   const auto& axes = p.get_ints("axes");
-  Array out = lax::reduce_max(x, axes);
+  Array out = lax::reduce_prod(x, axes);
   Array t;
   if (tangents[0].defined() && is_inexact(x.dtype())) {
-    const auto kept = kept_dims(x.ndim(), axes);
-    Array loc = lax::eq(x, lax::broadcast_in_dim(out, x.shape(), kept));
-    Array mask = lax::convert_element_type(loc, tangents[0].dtype());
-    Array counts = lax::reduce_sum(mask, axes);
-    t = lax::div(lax::reduce_sum(lax::mul(tangents[0], mask), axes), counts);
+    int64_t n = 1;
+    for (int64_t a : axes) n *= x.shape()[a];
+    if (n == 0 || out.size() == 0) {
+      t = ad::zeros_like_aval(out.aval());  // the empty product is the constant 1
+    } else {
+      auto mul_pairs = [](const std::vector<Array>& l, const std::vector<Array>& r) {
+        return std::vector<Array>{lax::mul(l[0], r[0]),
+                                  lax::add(lax::mul(l[1], r[0]), lax::mul(l[0], r[1]))};
+      };
+      std::vector<Array> rows = reduce_tree::reduce_rows(
+          {reduce_tree::to_rows(x, axes), reduce_tree::to_rows(tangents[0], axes)}, mul_pairs);
+      t = lax::reshape(rows[1], out.shape());
+    }
   }
   return {one(out), one(t)};
+}
+
+// The logical reductions have integer/bool outputs: no tangents.
+JvpRule logical_jvp(const Primitive& prim) {
+  const Primitive* pp = &prim;
+  return [pp](std::span<const Array> primals, std::span<const Array>,
+              const Params& p) -> std::pair<std::vector<Array>, std::vector<Array>> {
+    return {one(tessera::bind1(*pp, {primals[0]}, p)), one(Array())};
+  };
 }
 
 // Batching: reduce the same logical axes, shifted past the batch axis, which stays put; it
@@ -544,28 +701,35 @@ BatchRule reduce_batch(const Primitive& prim) {
   };
 }
 
+template <class Op>
+void set_rules(Primitive& prim, Accepts acc) {
+  const char* name = Op::kName;
+  prim.abstract_eval = [name, acc](std::span<const Aval> in, const Params& p) {
+    return reduce_abstract(name, acc, in, p);
+  };
+  prim.impl = [name](std::span<const Array> a, const Params& p, std::span<const Aval> o) {
+    return reduce_impl<Op>(name, a, p, o);
+  };
+  prim.batch = reduce_batch(prim);
+  register_primitive(prim);
+}
+
 }  // namespace
 
 void register_reductions() {
-  reduce_sum.abstract_eval = [](std::span<const Aval> in, const Params& p) {
-    return reduce_abstract("reduce_sum", false, in, p);
-  };
-  reduce_sum.impl = [](std::span<const Array> a, const Params& p, std::span<const Aval> o) {
-    return reduce_impl<SumOp>("reduce_sum", a, p, o);
-  };
-  reduce_max.abstract_eval = [](std::span<const Aval> in, const Params& p) {
-    return reduce_abstract("reduce_max", true, in, p);
-  };
-  reduce_max.impl = [](std::span<const Array> a, const Params& p, std::span<const Aval> o) {
-    return reduce_impl<MaxOp>("reduce_max", a, p, o);
-  };
+  set_rules<SumOp>(reduce_sum, Accepts::kNumber);
+  set_rules<MaxOp>(reduce_max, Accepts::kNumberOrBool);
+  set_rules<ProdOp>(reduce_prod, Accepts::kNumber);
+  set_rules<MinOp>(reduce_min, Accepts::kNumberOrBool);
+  set_rules<AndOp>(reduce_and, Accepts::kLogical);
+  set_rules<OrOp>(reduce_or, Accepts::kLogical);
+  set_rules<XorOp>(reduce_xor, Accepts::kLogical);
   reduce_sum.jvp = reduce_sum_jvp;
   reduce_sum.transpose = reduce_sum_transpose;
-  reduce_max.jvp = reduce_max_jvp;
-  reduce_sum.batch = reduce_batch(reduce_sum);
-  reduce_max.batch = reduce_batch(reduce_max);
-  register_primitive(reduce_sum);
-  register_primitive(reduce_max);
+  reduce_max.jvp = chooser_jvp(reduce_max);
+  reduce_min.jvp = chooser_jvp(reduce_min);
+  reduce_prod.jvp = reduce_prod_jvp;
+  for (Primitive* prim : {&reduce_and, &reduce_or, &reduce_xor}) prim->jvp = logical_jvp(*prim);
 }
 
 }  // namespace tessera::prims

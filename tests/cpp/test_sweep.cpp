@@ -15,6 +15,7 @@
 #include "tessera/tessera.h"
 #include "util/oracle.h"
 #include "util/sweep.h"
+#include "util/sweep_rows.h"
 
 namespace tessera::sweep {
 
@@ -36,10 +37,8 @@ constexpr DType kF16 = DType::kFloat16, kBF16 = DType::kBFloat16, kF32 = DType::
 
 // ---------------------------------------------------------------- shape patterns
 
-// lax broadcasting: equal shapes, rank-0 on either side, size-1 dims, rank 0, zero-size dims.
-const Shapes kBinary = {{{3, 4}, {3, 4}}, {{}, {3, 4}},     {{3, 4}, {}},          {{3, 1}, {1, 4}},
-                        {{}, {}},         {{0, 3}, {1, 3}}, {{2, 1, 3}, {2, 4, 3}}};
-const Shapes kUnary = {{{3, 4}}, {{}}, {{5}}, {{0, 3}}, {{2, 1, 3}}, {{2, 1, 3, 2}}, {{1}}};
+const Shapes& kBinary = kBinaryShapes;
+const Shapes& kUnary = kUnaryShapes;
 
 // ---------------------------------------------------------------- row builders
 
@@ -376,6 +375,8 @@ std::vector<Row> make_table() {
     r.deriv = Deriv::kZeroTangent;
     t.push_back(r);
   }
+  for (auto rows : {rows_math, rows_special, rows_bitwise, rows_slicing, rows_reductions})
+    for (Row& r : rows()) t.push_back(std::move(r));
   return t;
 }
 

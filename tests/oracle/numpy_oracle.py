@@ -1067,7 +1067,26 @@ def clean(s):
     return " ".join(str(s).split())[:400]
 
 
+def load_extensions():
+    """Adds the ops of every oracle_*.py beside this script: each defines ops(base) -> {name: fn},
+    where base is this module (for Result, JaxError, round_bf16 and the dtype helpers)."""
+    import glob
+    import importlib.util
+    base = sys.modules[__name__]
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in sorted(glob.glob(os.path.join(here, "oracle_*.py"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        for k, fn in mod.ops(base).items():
+            if k in OPS:
+                raise RuntimeError("%s redefines oracle op %r" % (path, k))
+            OPS[k] = fn
+
+
 def main():
+    load_extensions()
     d = sys.argv[1]
     with open(os.path.join(d, "cases.json")) as f:
         cases = json.load(f)

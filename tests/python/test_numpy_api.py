@@ -583,9 +583,6 @@ def test_numpy_float64_scalar_is_strongly_typed():
     assert str(y.dtype) == "float32"  # f16 + f64 -> f64 -> float32 (x64 off)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: jnp.asarray of a list of Arrays raises ValueError "
-                   "('inhomogeneous shape', with a NumPy FutureWarning: an Array has __len__ but no "
-                   "__getitem__, so NumPy does not see a sequence); JAX stacks them")
 def test_asarray_of_a_list_of_arrays_stacks(rng):
     v = rng.standard_normal((2, 3)).astype(np.float32)
     rows = [jnp.asarray(v[0]), jnp.asarray(v[1])]
@@ -593,8 +590,6 @@ def test_asarray_of_a_list_of_arrays_stacks(rng):
     check(jnp.array(rows), v, "float32", False)
 
 
-@pytest.mark.xfail(strict=True, reason="gap: jnp.asarray of a list holding tracers raises "
-                   "TracerArrayConversionError; JAX stacks traced values (jnp.array([a, 2 * a]))")
 def test_asarray_of_a_list_of_tracers_stacks():
     g = tessera.grad(lambda a: jnp.sum(jnp.asarray([a, a * 2.0])))(1.5)
     assert float(g) == 3.0

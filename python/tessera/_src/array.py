@@ -53,13 +53,11 @@ def _item(self, *args):
 
 
 def _iter(self):
+    # As JAX: rows by indexing, so that iteration works on tracers too.
     if self.ndim == 0:
         raise TypeError("iteration over a 0-d array")
-    if self._is_tracer:
-        raise TypeError("iterating over a traced array needs indexing, which arrives with "
-                        "slicing support; use vmap or lax ops instead")
-    for row in _np.asarray(self):
-        yield _tessera.asarray(_np.array(row))
+    for i in range(self.shape[0]):
+        yield self[i]
 
 
 def _reshape(self, *shape, order="C"):
@@ -76,19 +74,75 @@ def _transpose(self, *axes):
     return _jnp().transpose(self, axes if axes else None)
 
 
+def _squeeze(self, axis=None):
+    return _jnp().squeeze(self, axis)
+
+
+def _round(self, decimals=0, out=None):
+    return _jnp().round(self, decimals, out)
+
+
+def _dunder_round(self, ndigits=None):
+    # As jax.Array: round(x) is jnp.round(x) converted to the default int dtype; with ndigits,
+    # jnp.round(x, ndigits).
+    out = _jnp().round(self, ndigits or 0)
+    return _jnp().astype(out, int) if ndigits is None else out
+
+
+def _divmod(self, other):
+    if not _is_arraylike(other):
+        return NotImplemented
+    return _jnp().divmod(self, other)
+
+
+def _rdivmod(self, other):
+    if not _is_arraylike(other):
+        return NotImplemented
+    return _jnp().divmod(other, self)
+
+
 _METHODS = {  # + - * / ** and comparisons are bound in C++ (python/src/py_array.cpp)
     "__matmul__": _binary("matmul"), "__rmatmul__": _binary("matmul", True),
     "__neg__": lambda self: _jnp().negative(self),
     "__pos__": lambda self: _jnp().positive(self),
     "__iter__": _iter,
+    "__mod__": _binary("remainder"), "__rmod__": _binary("remainder", True),
+    "__floordiv__": _binary("floor_divide"), "__rfloordiv__": _binary("floor_divide", True),
+    "__divmod__": _divmod, "__rdivmod__": _rdivmod,
+    "__and__": _binary("bitwise_and"), "__rand__": _binary("bitwise_and", True),
+    "__or__": _binary("bitwise_or"), "__ror__": _binary("bitwise_or", True),
+    "__xor__": _binary("bitwise_xor"), "__rxor__": _binary("bitwise_xor", True),
+    "__lshift__": _binary("left_shift"), "__rlshift__": _binary("left_shift", True),
+    "__rshift__": _binary("right_shift"), "__rrshift__": _binary("right_shift", True),
+    "__invert__": lambda self: _jnp().invert(self),
+    "__abs__": lambda self: _jnp().abs(self),
+    "__round__": _dunder_round,
     "tolist": _tolist,
     "item": _item,
     "reshape": _reshape,
     "transpose": _transpose,
     "astype": lambda self, dtype: _jnp().astype(self, dtype),
-    "sum": lambda self, axis=None, dtype=None, out=None, keepdims=False, **kw: _jnp().sum(self, axis, dtype, out, keepdims=keepdims),
-    "mean": lambda self, axis=None, dtype=None, out=None, keepdims=False, **kw: _jnp().mean(self, axis, dtype, out, keepdims=keepdims),
-    "max": lambda self, axis=None, out=None, keepdims=False, **kw: _jnp().max(self, axis, out, keepdims=keepdims),
+    "sum": lambda self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True: _jnp().sum(self, axis, dtype, out, keepdims, initial, where, promote_integers),
+    "prod": lambda self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True: _jnp().prod(self, axis, dtype, out, keepdims, initial, where, promote_integers),
+    "mean": lambda self, axis=None, dtype=None, out=None, keepdims=False, *, where=None: _jnp().mean(self, axis, dtype, out, keepdims, where=where),
+    "max": lambda self, axis=None, out=None, keepdims=False, initial=None, where=None: _jnp().max(self, axis, out, keepdims, initial, where),
+    "min": lambda self, axis=None, out=None, keepdims=False, initial=None, where=None: _jnp().min(self, axis, out, keepdims, initial, where),
+    "ptp": lambda self, axis=None, out=None, keepdims=False: _jnp().ptp(self, axis, out, keepdims),
+    "all": lambda self, axis=None, out=None, keepdims=False, *, where=None: _jnp().all(self, axis, out, keepdims, where=where),
+    "any": lambda self, axis=None, out=None, keepdims=False, *, where=None: _jnp().any(self, axis, out, keepdims, where=where),
+    "var": lambda self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None: _jnp().var(self, axis, dtype, out, ddof, keepdims, where=where, correction=correction),
+    "std": lambda self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None: _jnp().std(self, axis, dtype, out, ddof, keepdims, where=where, correction=correction),
+    "argmax": lambda self, axis=None, out=None, keepdims=None: _jnp().argmax(self, axis, out, keepdims),
+    "argmin": lambda self, axis=None, out=None, keepdims=None: _jnp().argmin(self, axis, out, keepdims),
+    "clip": lambda self, min=None, max=None: _jnp().clip(self, min, max),
+    "round": _round,
+    "squeeze": _squeeze,
+    "flatten": lambda self, order="C": _jnp().ravel(self, order),
+    "ravel": lambda self, order="C": _jnp().ravel(self, order),
+    "swapaxes": lambda self, axis1, axis2: _jnp().swapaxes(self, axis1, axis2),
+    "diagonal": lambda self, offset=0, axis1=0, axis2=1: _jnp().diagonal(self, offset, axis1, axis2),
+    "trace": lambda self, offset=0, axis1=0, axis2=1, dtype=None, out=None: _jnp().trace(self, offset, axis1, axis2, dtype, out),
+    "repeat": lambda self, repeats, axis=None, *, total_repeat_length=None: _jnp().repeat(self, repeats, axis, total_repeat_length=total_repeat_length),
     "dot": lambda self, other: _jnp().dot(self, other),
     "copy": lambda self: _jnp().array(self, copy=True),
     "__copy__": lambda self: self,
@@ -98,6 +152,6 @@ for _name, _f in _METHODS.items():
     setattr(Array, _name, _f)
 Array.dtype = property(_dtype)
 Array.T = property(lambda self: _jnp().transpose(self))
-Array.mT = property(lambda self: _jnp().swapaxes(self, -1, -2) if hasattr(_jnp(), "swapaxes") else _jnp().transpose(self, tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)))
+Array.mT = property(lambda self: _jnp().swapaxes(self, -1, -2))
 Array.__hash__ = None  # arrays are not hashable (as JAX's)
 Array.__array_priority__ = 100  # NumPy arrays on the left defer to our reflected operators

@@ -1,5 +1,6 @@
 """tessera.numpy: jax.numpy's names over Tessera's numpy layer (`import tessera.numpy as jnp`)."""
 import builtins as _builtins
+import operator as _operator
 
 import numpy as _np
 
@@ -53,16 +54,41 @@ def _dt(d):
 
 
 # ---- creation ----
+def _holds_array(x):
+    if isinstance(x, Array):
+        return True
+    if isinstance(x, (list, tuple)):
+        return _builtins.any(_holds_array(e) for e in x)
+    return False
+
+
+def _stack_nested(x):
+    """A (nested) list/tuple holding Arrays or tracers: stacked with jnp's promotion, as JAX
+    does (NumPy would need the values, which tracers do not have)."""
+    if not isinstance(x, (list, tuple)):
+        return _tessera.asarray(x)
+    if not x:
+        return _tessera.asarray(_np.zeros((0,), _np.float32))
+    return stack([_stack_nested(e) for e in x])
+
+
 def asarray(a, dtype=None, order=None, *, copy=None):
     """An Array from an array-like. Read-only NumPy arrays are aliased (zero copy); writeable
-    ones are copied, so that later writes through NumPy cannot change an immutable Array."""
+    ones are copied, so that later writes through NumPy cannot change an immutable Array.
+    Lists holding Arrays (or tracers) are stacked."""
     if copy is True and isinstance(a, Array):
         return _C.add(a, 0) if dtype is None else _C.astype(a, _dt(dtype))
+    if isinstance(a, (list, tuple)) and _holds_array(a):
+        out = _stack_nested(a)
+        return out if dtype is None else _C.astype(out, _dt(dtype))
     return _tessera.asarray(a, _dt(dtype))
 
 
 def array(object, dtype=None, copy=True, order=None, ndmin=0):
-    out = _tessera.asarray(object, _dt(dtype))
+    if isinstance(object, (list, tuple)) and _holds_array(object):
+        out = asarray(object, dtype)
+    else:
+        out = _tessera.asarray(object, _dt(dtype))
     if isinstance(object, Array) and copy and out is object:
         out = _C.astype(object, out._dtype_name)
     while out.ndim < ndmin:
@@ -150,29 +176,111 @@ cos = _C.cos
 tanh = _C.tanh
 sqrt = _C.sqrt
 square = _C.square
-where = _C.where
 
 
-# ---- reductions ----
-def sum(a, axis=None, dtype=None, out=None, keepdims=False):
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """jnp.where(condition, x, y): elementwise selection with jnp's promotion."""
+    if x is None and y is None:
+        raise NotImplementedError(
+            "jnp.where(condition) with one argument is jnp.nonzero(condition), whose output "
+            "shape depends on the values; Tessera has no nonzero yet. Pass x and y "
+            "(jnp.where(condition, x, y)).")
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided "
+                         f"to jax.numpy.where, got {x} and {y}.")
+    return _C.where(condition, x, y)
+
+
+# ---- more elementwise (numpy_ufuncs.h) ----
+abs = _C.abs
+absolute = _C.absolute
+fabs = _C.fabs
+sign = _C.sign
+floor = _C.floor
+ceil = _C.ceil
+trunc = _C.trunc
+fix = _C.fix
+rint = _C.rint
+exp2 = _C.exp2
+expm1 = _C.expm1
+log1p = _C.log1p
+log2 = _C.log2
+log10 = _C.log10
+logaddexp = _C.logaddexp
+logaddexp2 = _C.logaddexp2
+cbrt = _C.cbrt
+reciprocal = _C.reciprocal
+float_power = _C.float_power
+tan = _C.tan
+arcsin = asin = _C.arcsin
+arccos = acos = _C.arccos
+arctan = atan = _C.arctan
+arctan2 = atan2 = _C.arctan2
+sinh = _C.sinh
+cosh = _C.cosh
+arcsinh = asinh = _C.arcsinh
+arccosh = acosh = _C.arccosh
+arctanh = atanh = _C.arctanh
+hypot = _C.hypot
+deg2rad = _C.deg2rad
+rad2deg = _C.rad2deg
+degrees = _C.degrees
+radians = _C.radians
+sinc = _C.sinc
+floor_divide = _C.floor_divide
+remainder = _C.remainder
+mod = _C.mod
+fmod = _C.fmod
+divmod = _C.divmod
+heaviside = _C.heaviside
+isfinite = _C.isfinite
+isinf = _C.isinf
+isnan = _C.isnan
+isposinf = _C.isposinf
+isneginf = _C.isneginf
+signbit = _C.signbit
+copysign = _C.copysign
+nextafter = _C.nextafter
+bitwise_and = _C.bitwise_and
+bitwise_or = _C.bitwise_or
+bitwise_xor = _C.bitwise_xor
+bitwise_not = _C.bitwise_not
+invert = bitwise_invert = _C.invert
+left_shift = bitwise_left_shift = _C.left_shift
+right_shift = bitwise_right_shift = _C.right_shift
+logical_and = _C.logical_and
+logical_or = _C.logical_or
+logical_xor = _C.logical_xor
+logical_not = _C.logical_not
+
+
+def round(a, decimals=0, out=None):
+    """Round half to even, to `decimals` decimal places (negative: tens, hundreds, ...)."""
     if out is not None:
-        raise NotImplementedError("The 'out' argument to jnp.sum is not supported (arrays are immutable).")
-    return _C.sum(a, axis, _dt(dtype), keepdims)
+        raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
+    return _C.round(a, _operator.index(decimals))
 
 
-def mean(a, axis=None, dtype=None, out=None, keepdims=False):
+def around(a, decimals=0, out=None):
     if out is not None:
-        raise NotImplementedError("The 'out' argument to jnp.mean is not supported (arrays are immutable).")
-    return _C.mean(a, axis, _dt(dtype), keepdims)
+        raise NotImplementedError("The 'out' argument to jnp.around is not supported.")
+    return _C.round(a, _operator.index(decimals))
 
 
-def max(a, axis=None, out=None, keepdims=False):
-    if out is not None:
-        raise NotImplementedError("The 'out' argument to jnp.max is not supported (arrays are immutable).")
-    return _C.max(a, axis, keepdims)
+# ---- reductions, statistics, comparisons (numpy_reductions.h) ----
+from tessera.numpy._reductions import (  # noqa: E402
+    all, allclose, amax, amin, any, argmax, argmin, array_equal, array_equiv, clip,
+    count_nonzero, isclose, max, mean, min, nan_to_num, nanargmax, nanargmin, nanmax, nanmean,
+    nanmin, nanprod, nanstd, nansum, nanvar, prod, ptp, std, sum, var)
 
-
-amax = max
+# ---- manipulation, padding, products (numpy_manip.h) ----
+from tessera.numpy._manip import (  # noqa: E402
+    array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_shapes,
+    column_stack, concat, concatenate, diag, diagonal, dsplit, dstack, einsum, expand_dims, flip,
+    fliplr, flipud, hsplit, hstack, inner, kron, meshgrid, moveaxis, outer, pad, ravel, repeat,
+    roll, rot90, row_stack, split, squeeze, stack, swapaxes, tensordot, tile, trace, tri, tril,
+    triu, vdot, vsplit, vstack)
+from tessera.numpy import linalg  # noqa: E402
 
 
 # ---- shapes and products ----

@@ -1,0 +1,35 @@
+"""tessera.numpy.linalg: jax.numpy.linalg's norms (the decompositions need LAPACK-backed
+primitives, which Tessera does not have yet)."""
+import operator as _operator
+
+from tessera import _tessera
+
+_C = _tessera.numpy
+
+
+def _axis(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        return tuple(_operator.index(a) for a in axis)
+    return _operator.index(axis)
+
+
+def _ord(ord):
+    if ord is None or isinstance(ord, str):
+        return ord
+    return float(ord)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """jnp.linalg.norm: vector norms over one axis, matrix norms over two (ord 2, -2 and 'nuc'
+    need singular values: ValueError)."""
+    return _C.norm(x, _ord(ord), _axis(axis), bool(keepdims))
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    return _C.vector_norm(x, _ord(ord), _axis(axis), bool(keepdims))
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    return _C.norm(x, _ord(ord), (-2, -1), bool(keepdims))

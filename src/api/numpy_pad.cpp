@@ -1,0 +1,187 @@
+// tessera::numpy.pad and its modes (numpy_manip.h). Constant padding is one lax.pad; the other
+// modes build each axis's borders from slices of the (already partly padded) array and join them
+// with one concatenate per axis, extending several times where the border is wider than the
+// array, as NumPy's iterative definition does.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "api/numpy_internal.h"
+#include "tessera/lax.h"
+#include "tessera/numpy.h"
+
+namespace tessera::numpy {
+
+using namespace detail;
+
+namespace {
+
+Array bcast_along(const Array& edge, int64_t width, int64_t ax) {
+  Shape s = edge.shape();
+  s[ax] = width;
+  std::vector<int64_t> dims(static_cast<size_t>(edge.ndim()));
+  for (int64_t i = 0; i < edge.ndim(); ++i) dims[i] = i;
+  return lax::broadcast_in_dim(edge, s, dims);
+}
+
+Array join(const Array& before, const Array& x, const Array& after, int64_t ax) {
+  std::vector<Array> parts;
+  if (before.defined() && before.shape()[ax] > 0) parts.push_back(before);
+  parts.push_back(x);
+  if (after.defined() && after.shape()[ax] > 0) parts.push_back(after);
+  return parts.size() == 1 ? x : lax::concatenate(parts, ax);
+}
+
+// reflect ("reflect": mirror without the edge; "symmetric": with it), one step of at most the
+// available width; odd: 2 * edge - mirrored.
+Array mirror_once(const Array& x, int64_t before, int64_t after, int64_t ax, bool symmetric,
+                  bool odd) {
+  const int64_t n = x.shape()[ax];
+  const int64_t skip = symmetric ? 0 : 1;
+  Array b, a;
+  if (before > 0) {
+    b = lax::rev(lax::slice_in_dim(x, skip, skip + before, 1, ax), {ax});
+    if (odd) {
+      Array e = lax::slice_in_dim(x, 0, 1, 1, ax);
+      b = lax::sub(lax::mul(numpy::scalar(2.0, x.dtype()), bcast_along(e, before, ax)), b);
+    }
+  }
+  if (after > 0) {
+    a = lax::rev(lax::slice_in_dim(x, n - skip - after, n - skip, 1, ax), {ax});
+    if (odd) {
+      Array e = lax::slice_in_dim(x, n - 1, n, 1, ax);
+      a = lax::sub(lax::mul(numpy::scalar(2.0, x.dtype()), bcast_along(e, after, ax)), a);
+    }
+  }
+  return join(b, x, a, ax);
+}
+
+Array pad_axis(const Array& x, int64_t before, int64_t after, int64_t ax, const PadOptions& o) {
+  const std::string& mode = o.mode;
+  const int64_t n = x.shape()[ax];
+  if (before == 0 && after == 0) return x;
+  if (mode == "edge" || ((mode == "reflect") && n == 1)) {
+    if (n == 0)
+      throw ValueError(op_message("pad", "can't extend an empty axis " + std::to_string(ax) +
+                                             " using mode '" + mode + "'"));
+    return join(bcast_along(lax::slice_in_dim(x, 0, 1, 1, ax), before, ax), x,
+                bcast_along(lax::slice_in_dim(x, n - 1, n, 1, ax), after, ax), ax);
+  }
+  if (mode == "reflect" || mode == "symmetric") {
+    if (n == 0)
+      throw ValueError(op_message("pad", "can't extend an empty axis " + std::to_string(ax) +
+                                             " using mode '" + mode + "'"));
+    const bool sym = mode == "symmetric";
+    const bool odd = o.reflect_type == "odd";
+    Array r = x;
+    int64_t b = before, a = after;
+    while (b > 0 || a > 0) {
+      // NumPy extends by at most the original width per step, mirroring the padded array.
+      const int64_t cap = sym ? n : n - 1;
+      const int64_t cb = std::min(b, cap), ca = std::min(a, cap);
+      r = mirror_once(r, cb, ca, ax, sym, odd);
+      b -= cb;
+      a -= ca;
+    }
+    return r;
+  }
+  if (mode == "wrap") {
+    if (n == 0)
+      throw ValueError(op_message(
+          "pad", "can't extend an empty axis " + std::to_string(ax) + " using mode 'wrap'"));
+    Array r = x;
+    int64_t b = before, a = after;
+    while (b > 0 || a > 0) {
+      const int64_t cb = std::min(b, n), ca = std::min(a, n);
+      const int64_t m = r.shape()[ax];
+      // The original period sits at [b_done, b_done + n) of r; wrapping copies from it.
+      const int64_t off = before - b;
+      Array bp = cb > 0 ? lax::slice_in_dim(r, off + n - cb, off + n, 1, ax) : Array();
+      Array ap = ca > 0 ? lax::slice_in_dim(r, m - (after - a) - n, m - (after - a) - n + ca, 1, ax)
+                        : Array();
+      r = join(bp, r, ap, ax);
+      b -= cb;
+      a -= ca;
+    }
+    return r;
+  }
+  if (mode == "linear_ramp") {
+    if (n == 0)
+      throw ValueError(op_message(
+          "pad", "can't extend an empty axis " + std::to_string(ax) + " using mode 'linear_ramp'"));
+    const DType comp = is_floating(x.dtype()) ? x.dtype() : to_inexact(x.dtype());
+    auto ramp = [&](int64_t w, const Array& edge, bool rising) -> Array {
+      if (w == 0) return Array();
+      // NumPy: linspace(end_value, edge, w, endpoint=False), reversed on the after side.
+      Shape s = edge.shape();
+      s[ax] = w;
+      Array t =
+          lax::div(lax::broadcasted_iota(comp, s, ax), numpy::scalar(static_cast<double>(w), comp));
+      if (!rising) t = lax::rev(t, {ax});
+      const Array e = bcast_along(lax::convert_element_type(edge, comp), w, ax);
+      const Array end = numpy::scalar(o.end_value, comp);
+      Array v = lax::add(end, lax::mul(t, lax::sub(e, end)));
+      // jnp builds the ramp with linspace, which floors for integer dtypes.
+      if (is_integer(x.dtype())) v = lax::floor(v);
+      return lax::convert_element_type(v, x.dtype());
+    };
+    return join(ramp(before, lax::slice_in_dim(x, 0, 1, 1, ax), true), x,
+                ramp(after, lax::slice_in_dim(x, n - 1, n, 1, ax), false), ax);
+  }
+  if (mode == "maximum" || mode == "minimum" || mode == "mean") {
+    if (n == 0)
+      throw ValueError(op_message("pad", "can't extend an empty axis " + std::to_string(ax) +
+                                             " using mode '" + mode + "'"));
+    Array stat;
+    if (mode == "maximum") {
+      stat = lax::reduce_max(x, {ax});
+    } else if (mode == "minimum") {
+      stat = lax::reduce_min(x, {ax});
+    } else {
+      stat = mean(x, ax);
+      if (!is_floating(x.dtype())) stat = lax::round(stat, lax::RoundingMethod::kToNearestEven);
+      stat = lax::convert_element_type(stat, x.dtype());
+    }
+    stat = lax::expand_dims(stat, {ax});
+    return join(bcast_along(stat, before, ax), x, bcast_along(stat, after, ax), ax);
+  }
+  throw ValueError(op_message(
+      "pad", "unimplemented padding mode '" + mode +
+                 "'; the modes are constant, edge, reflect, symmetric, wrap, linear_ramp, "
+                 "maximum, minimum, mean and empty"));
+}
+
+}  // namespace
+
+Array pad(const Array& x, const PadWidth& pad_width_in, const PadOptions& o) {
+  const char* op = "pad";
+  check_defined(op, x);
+  PadWidth pw = pad_width_in;
+  if (pw.size() == 1 && x.ndim() != 1) pw.assign(static_cast<size_t>(x.ndim()), pw[0]);
+  if (static_cast<int64_t>(pw.size()) != x.ndim())
+    throw ValueError(op_message(op, "pad_width has " + std::to_string(pad_width_in.size()) +
+                                        " (before, after) pairs for an array of shape " +
+                                        shape_str(x.shape()) +
+                                        "; give one pair per axis or one for all"));
+  for (const auto& [b, a] : pw)
+    if (b < 0 || a < 0)
+      throw ValueError(op_message(op, "index can't contain negative values (pad_width)"));
+  if (o.mode == "constant" || o.mode == "empty") {
+    std::vector<lax::PadConfig> cfg;
+    for (const auto& [b, a] : pw) cfg.push_back({b, a, 0});
+    const double v = o.mode == "empty" ? 0.0 : o.constant_value;
+    Array pv = numpy::scalar(v, x.dtype());
+    return lax::pad(x, pv, cfg);
+  }
+  Array r = x;
+  for (int64_t ax = 0; ax < x.ndim(); ++ax) r = pad_axis(r, pw[ax].first, pw[ax].second, ax, o);
+  return r;
+}
+
+Array pad(const Array& x, int64_t pad_width, const PadOptions& options) {
+  return pad(x,
+             PadWidth(static_cast<size_t>(std::max<int64_t>(x.ndim(), 1)), {pad_width, pad_width}),
+             options);
+}
+
+}  // namespace tessera::numpy

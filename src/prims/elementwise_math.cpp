@@ -1,0 +1,441 @@
+// Unary elementwise math: abs sign floor ceil round {rounding_method} exp2 expm1 log1p rsqrt cbrt
+// tan asin acos atan sinh cosh asinh acosh atanh is_finite square. The binary ones (atan2,
+// nextafter, rem) and clamp are in elementwise_math_binary.cpp.
+//
+// Dtypes as jax.lax: abs, sign and square take integers and floats (abs of an unsigned integer
+// is the identity, which JAX's lax.abs now rejects and jnp.abs does itself; abs of INT_MIN wraps
+// to INT_MIN as XLA's; sign of an unsigned integer is 0 or 1); the others take floating dtypes
+// only, and is_finite returns bool. float32 kernels are the vectorizable functions of
+// vec_math.h / vec_math_extra.h, except asin, acos, atan and cbrt, which call float64 libm and
+// round once; float64 uses libm; 16-bit floats are computed in float32 and rounded once.
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "prims/ad_util.h"
+#include "prims/batch_util.h"
+#include "prims/broadcast_iter.h"
+#include "prims/kernel_util.h"
+#include "prims/prims.h"
+#include "prims/vec_math.h"
+#include "prims/vec_math_extra.h"
+#include "tessera/lax.h"
+
+namespace tessera::prims {
+
+Primitive abs("abs");
+Primitive sign("sign");
+Primitive floor("floor");
+Primitive ceil("ceil");
+Primitive round("round");
+Primitive exp2("exp2");
+Primitive expm1("expm1");
+Primitive log1p("log1p");
+Primitive rsqrt("rsqrt");
+Primitive cbrt("cbrt");
+Primitive tan("tan");
+Primitive asin("asin");
+Primitive acos("acos");
+Primitive atan("atan");
+Primitive sinh("sinh");
+Primitive cosh("cosh");
+Primitive asinh("asinh");
+Primitive acosh("acosh");
+Primitive atanh("atanh");
+Primitive is_finite("is_finite");
+Primitive square("square");
+
+void register_elementwise_math_binary();  // elementwise_math_binary.cpp
+
+namespace {
+
+namespace vmath = kernels::vmath;
+
+template <class T>
+using wrap_t = std::make_unsigned_t<std::common_type_t<T, unsigned>>;
+
+// The float32 array loops are also compiled for x86-64-v4 and picked at load time (as in
+// elementwise_unary.cpp); both clones compute the same IEEE operations.
+#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+#define TESSERA_MATH_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
+#else
+#define TESSERA_MATH_CLONES
+#endif
+
+// ---------------------------------------------------------------- kernels
+
+// Kernels: operator()(const C* x, R* y, n) over compute types (C = float for 16-bit floats);
+// R is C, or bool when kBoolOut. kFloatOnly kernels are never called for integers (abstract
+// eval rejects them).
+
+#define TESSERA_F32_LOOP(name, expr)                                   \
+  TESSERA_MATH_CLONES void name(const float* x, float* y, int64_t n) { \
+    for (int64_t i = 0; i < n; ++i) y[i] = expr;                       \
+  }
+TESSERA_F32_LOOP(floor_f32, vmath::floor(x[i]))
+TESSERA_F32_LOOP(ceil_f32, vmath::ceil(x[i]))
+TESSERA_F32_LOOP(round_away_f32, vmath::round_away(x[i]))
+TESSERA_F32_LOOP(round_even_f32, vmath::round_even(x[i]))
+TESSERA_F32_LOOP(exp2_f32, vmath::exp2(x[i]))
+TESSERA_F32_LOOP(expm1_f32, vmath::expm1(x[i]))
+TESSERA_F32_LOOP(log1p_f32, vmath::log1p(x[i]))
+TESSERA_F32_LOOP(rsqrt_f32, vmath::rsqrt(x[i]))
+TESSERA_F32_LOOP(sinh_f32, vmath::sinh(x[i]))
+TESSERA_F32_LOOP(cosh_f32, vmath::cosh(x[i]))
+TESSERA_F32_LOOP(asinh_f32, vmath::asinh(x[i]))
+TESSERA_F32_LOOP(acosh_f32, vmath::acosh(x[i]))
+TESSERA_F32_LOOP(atanh_f32, vmath::atanh(x[i]))
+#undef TESSERA_F32_LOOP
+TESSERA_MATH_CLONES void tan_f32(const float* x, float* y, int64_t n) { vmath::tan_n(x, y, n); }
+
+double floor_f64(double x) { return std::floor(x); }
+double ceil_f64(double x) { return std::ceil(x); }
+double round_away_f64(double x) { return std::round(x); }      // halves away from zero
+double round_even_f64(double x) { return std::nearbyint(x); }  // default mode: halves to even
+double exp2_f64(double x) { return std::exp2(x); }
+double expm1_f64(double x) { return std::expm1(x); }
+double log1p_f64(double x) { return std::log1p(x); }
+double rsqrt_f64(double x) { return 1.0 / std::sqrt(x); }
+double cbrt_f64(double x) { return std::cbrt(x); }
+double tan_f64(double x) { return std::tan(x); }
+double asin_f64(double x) { return std::asin(x); }
+double acos_f64(double x) { return std::acos(x); }
+double atan_f64(double x) { return std::atan(x); }
+double sinh_f64(double x) { return std::sinh(x); }
+double cosh_f64(double x) { return std::cosh(x); }
+double asinh_f64(double x) { return std::asinh(x); }
+double acosh_f64(double x) { return std::acosh(x); }
+double atanh_f64(double x) { return std::atanh(x); }
+
+// float32 through float64 libm, rounded once (no cheap vectorizable form).
+template <double (*F)(double)>
+void via_f64(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(F(static_cast<double>(x[i])));
+}
+
+// A floating kernel from a float32 array function and a float64 element function.
+template <void (*F32)(const float*, float*, int64_t), double (*F64)(double)>
+struct FloatK {
+  static constexpr bool kFloatOnly = true, kBoolOut = false;
+  template <class C>
+  void operator()(const C* x, C* y, int64_t n) const {
+    if constexpr (std::is_same_v<C, float>) {
+      F32(x, y, n);
+    } else if constexpr (std::is_same_v<C, double>) {
+      for (int64_t i = 0; i < n; ++i) y[i] = F64(x[i]);
+    }
+  }
+};
+
+struct RoundK {
+  static constexpr bool kFloatOnly = true, kBoolOut = false;
+  bool even = false;
+  template <class C>
+  void operator()(const C* x, C* y, int64_t n) const {
+    if constexpr (std::is_same_v<C, float>) {
+      even ? round_even_f32(x, y, n) : round_away_f32(x, y, n);
+    } else if constexpr (std::is_same_v<C, double>) {
+      for (int64_t i = 0; i < n; ++i) y[i] = even ? round_even_f64(x[i]) : round_away_f64(x[i]);
+    }
+  }
+};
+
+struct AbsK {
+  static constexpr bool kFloatOnly = false, kBoolOut = false;
+  template <class C>
+  void operator()(const C* x, C* y, int64_t n) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(x[i]);
+    } else if constexpr (std::is_signed_v<C>) {  // INT_MIN wraps to itself
+      for (int64_t i = 0; i < n; ++i)
+        y[i] = x[i] < 0 ? static_cast<C>(wrap_t<C>(0) - wrap_t<C>(x[i])) : x[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+    }
+  }
+};
+
+// -1, 0 or 1; floats keep the sign of a zero and NaN stays NaN (XLA's sign).
+struct SignK {
+  static constexpr bool kFloatOnly = false, kBoolOut = false;
+  template <class C>
+  void operator()(const C* x, C* y, int64_t n) const {
+    if constexpr (std::is_same_v<C, float>) {
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        y[i] = vmath::select(v != v || v == 0.0f, v, std::copysign(1.0f, v));
+      }
+    } else if constexpr (std::is_floating_point_v<C>) {
+      for (int64_t i = 0; i < n; ++i) {
+        const C v = x[i];
+        y[i] = (v != v || v == C(0)) ? v : std::copysign(C(1), v);
+      }
+    } else if constexpr (std::is_signed_v<C>) {
+      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<C>((x[i] > 0) - (x[i] < 0));
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<C>(x[i] != 0);
+    }
+  }
+};
+
+struct SquareK {
+  static constexpr bool kFloatOnly = false, kBoolOut = false;
+  template <class C>
+  void operator()(const C* x, C* y, int64_t n) const {
+    if constexpr (std::is_integral_v<C>) {
+      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<C>(wrap_t<C>(x[i]) * wrap_t<C>(x[i]));
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] * x[i];
+    }
+  }
+};
+
+struct IsFiniteK {
+  static constexpr bool kFloatOnly = true, kBoolOut = true;
+  template <class C>
+  void operator()(const C* x, bool* y, int64_t n) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(x[i]) < C(INFINITY);  // false for NaN
+    }
+  }
+};
+
+using FloorK = FloatK<floor_f32, floor_f64>;
+using CeilK = FloatK<ceil_f32, ceil_f64>;
+using Exp2K = FloatK<exp2_f32, exp2_f64>;
+using Expm1K = FloatK<expm1_f32, expm1_f64>;
+using Log1pK = FloatK<log1p_f32, log1p_f64>;
+using RsqrtK = FloatK<rsqrt_f32, rsqrt_f64>;
+using CbrtK = FloatK<via_f64<cbrt_f64>, cbrt_f64>;
+using TanK = FloatK<tan_f32, tan_f64>;
+using AsinK = FloatK<via_f64<asin_f64>, asin_f64>;
+using AcosK = FloatK<via_f64<acos_f64>, acos_f64>;
+using AtanK = FloatK<via_f64<atan_f64>, atan_f64>;
+using SinhK = FloatK<sinh_f32, sinh_f64>;
+using CoshK = FloatK<cosh_f32, cosh_f64>;
+using AsinhK = FloatK<asinh_f32, asinh_f64>;
+using AcoshK = FloatK<acosh_f32, acosh_f64>;
+using AtanhK = FloatK<atanh_f32, atanh_f64>;
+
+// ---------------------------------------------------------------- abstract eval and impl
+
+enum class Accept { kNumber, kFloating };
+
+std::vector<Aval> unary_abstract(const char* op, Accept accept, std::span<const Aval> in) {
+  kernels::check_num_operands(op, in, 1);
+  const Aval& x = in[0];
+  kernels::check_not_extended(op, x);
+  if (accept == Accept::kFloating && !is_floating(x.dtype)) {
+    throw TypeError(op_message(op, "requires a floating dtype, got " + x.str() +
+                                       "; convert with convert_element_type (tessera::numpy "
+                                       "promotes integers for you)"));
+  }
+  if (accept == Accept::kNumber && is_bool(x.dtype)) {
+    throw TypeError(op_message(op, "does not accept dtype bool (got " + x.str() +
+                                       "); accepted dtypes are integers and floats"));
+  }
+  return {x};
+}
+
+template <class K>
+std::vector<Array> unary_impl(const char* op, std::span<const Array> args,
+                              std::span<const Aval> out_avals, const K& kernel) {
+  const Aval& oa = out_avals[0];
+  Array out = empty_array(oa, op);
+  const int64_t n = oa.size();
+  if (n == 0) return {out};
+  kernels::dispatch_dtype(args[0].dtype(), [&]<class T>() {
+    constexpr bool kFloat = kernels::is_half_v<T> || std::is_floating_point_v<T>;
+    if constexpr (std::is_same_v<T, bool> || (K::kFloatOnly && !kFloat)) {
+      throw_internal("prims/elementwise_math", std::string(op) + " reached a kernel for dtype " +
+                                                   std::string(dtype_name(args[0].dtype())) +
+                                                   " that abstract_eval rejects");
+    } else {
+      using R = std::conditional_t<K::kBoolOut, bool, T>;
+      const T* x = static_cast<const T*>(args[0].raw_data(op));
+      R* y = static_cast<R*>(out.buffer()->data());
+      kernels::parallel_map(x, y, n, kernel);
+    }
+  });
+  return {out};
+}
+
+template <class K>
+void define(Primitive& p, Accept accept) {
+  const char* name = p.name().c_str();
+  p.abstract_eval = [name, accept](std::span<const Aval> in, const Params&) {
+    return unary_abstract(name, accept, in);
+  };
+  p.impl = [name](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
+    return unary_impl(name, args, out_avals, K{});
+  };
+}
+
+void define_round() {
+  round.abstract_eval = [](std::span<const Aval> in, const Params& params) {
+    const int64_t m = params.get_int("rounding_method");
+    if (m != 0 && m != 1) {
+      throw ValueError(op_message("round",
+                                  "rounding_method must be 0 (AWAY_FROM_ZERO) or 1 "
+                                  "(TO_NEAREST_EVEN), got " +
+                                      std::to_string(m)));
+    }
+    return unary_abstract("round", Accept::kFloating, in);
+  };
+  round.impl = [](std::span<const Array> args, const Params& params,
+                  std::span<const Aval> out_avals) {
+    return unary_impl("round", args, out_avals, RoundK{params.get_int("rounding_method") == 1});
+  };
+}
+
+void define_is_finite() {
+  is_finite.abstract_eval = [](std::span<const Aval> in, const Params&) {
+    const Aval x = unary_abstract("is_finite", Accept::kFloating, in)[0];
+    return std::vector<Aval>{Aval{x.shape, DType::kBool, false}};
+  };
+  is_finite.impl = [](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
+    return unary_impl("is_finite", args, out_avals, IsFiniteK{});
+  };
+}
+
+// ---------------------------------------------------------------- JVP rules (JAX's lax rules)
+
+using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
+
+// A rule from the primal function and the tangent map (t, x, out) -> tangent; undefined
+// tangents and integer outputs give symbolic zeros.
+template <class F, class D>
+JvpRule unary_jvp(F f, D d) {
+  return [f, d](std::span<const Array> p, std::span<const Array> t, const Params&) -> JvpOut {
+    Array out = f(p[0]);
+    if (!t[0].defined() || !ad::has_tangent(out.dtype())) return {{out}, {Array()}};
+    return {{out}, {d(t[0], p[0], out)}};
+  };
+}
+
+// Piecewise-constant ops (sign, floor, ceil, round, is_finite): a zero tangent.
+JvpRule zero_jvp(const Primitive& prim) {
+  const Primitive* pp = &prim;
+  return [pp](std::span<const Array> p, std::span<const Array>, const Params& params) -> JvpOut {
+    return {tessera::bind(*pp, p, params), {Array()}};
+  };
+}
+
+Array c(double v, const Array& like) { return ad::scalar_const(v, like.dtype()); }
+
+using lax::mul;
+
+void set_jvp_rules() {
+  // JAX's rule: select(x >= 0, t, -t), so the derivative at x == 0 (and -0) is 1.
+  abs.jvp = unary_jvp([](const Array& x) { return lax::abs(x); },
+                      [](const Array& t, const Array& x, const Array&) {
+                        return lax::select_n(lax::ge(x, c(0.0, x)), {lax::neg(t), t});
+                      });
+  for (Primitive* p : {&sign, &floor, &ceil, &round, &is_finite}) p->jvp = zero_jvp(*p);
+  // t * ln2 * out
+  exp2.jvp = unary_jvp([](const Array& x) { return lax::exp2(x); },
+                       [](const Array& t, const Array& x, const Array& o) {
+                         return mul(c(0.693147180559945309417232121458, x), mul(t, o));
+                       });
+  // t * (out + 1)
+  expm1.jvp = unary_jvp(
+      [](const Array& x) { return lax::expm1(x); },
+      [](const Array& t, const Array&, const Array& o) { return mul(t, lax::add(o, c(1.0, o))); });
+  // t / (x + 1)
+  log1p.jvp = unary_jvp([](const Array& x) { return lax::log1p(x); },
+                        [](const Array& t, const Array& x, const Array&) {
+                          return lax::div(t, lax::add(x, c(1.0, x)));
+                        });
+  // t * (-0.5 * out / x)
+  rsqrt.jvp = unary_jvp([](const Array& x) { return lax::rsqrt(x); },
+                        [](const Array& t, const Array& x, const Array& o) {
+                          return mul(t, mul(c(-0.5, x), lax::div(o, x)));
+                        });
+  // t * (1/3 * out^-2)
+  cbrt.jvp = unary_jvp([](const Array& x) { return lax::cbrt(x); },
+                       [](const Array& t, const Array& x, const Array& o) {
+                         return mul(t, mul(c(1.0 / 3.0, x), lax::integer_pow(o, -2)));
+                       });
+  // t * (1 + out^2)
+  tan.jvp = unary_jvp([](const Array& x) { return lax::tan(x); },
+                      [](const Array& t, const Array& x, const Array& o) {
+                        return mul(t, lax::add(c(1.0, x), lax::square(o)));
+                      });
+  // t * rsqrt(1 - x^2), and its negation for acos
+  asin.jvp = unary_jvp([](const Array& x) { return lax::asin(x); },
+                       [](const Array& t, const Array& x, const Array&) {
+                         return mul(t, lax::rsqrt(lax::sub(c(1.0, x), lax::square(x))));
+                       });
+  acos.jvp = unary_jvp([](const Array& x) { return lax::acos(x); },
+                       [](const Array& t, const Array& x, const Array&) {
+                         return mul(t, lax::neg(lax::rsqrt(lax::sub(c(1.0, x), lax::square(x)))));
+                       });
+  // t / (1 + x^2)
+  atan.jvp = unary_jvp([](const Array& x) { return lax::atan(x); },
+                       [](const Array& t, const Array& x, const Array&) {
+                         return lax::div(t, lax::add(c(1.0, x), lax::square(x)));
+                       });
+  sinh.jvp =
+      unary_jvp([](const Array& x) { return lax::sinh(x); },
+                [](const Array& t, const Array& x, const Array&) { return mul(t, lax::cosh(x)); });
+  cosh.jvp =
+      unary_jvp([](const Array& x) { return lax::cosh(x); },
+                [](const Array& t, const Array& x, const Array&) { return mul(t, lax::sinh(x)); });
+  // t * rsqrt(x^2 + 1)
+  asinh.jvp = unary_jvp([](const Array& x) { return lax::asinh(x); },
+                        [](const Array& t, const Array& x, const Array&) {
+                          return mul(t, lax::rsqrt(lax::add(lax::square(x), c(1.0, x))));
+                        });
+  // t * rsqrt(x^2 - 1)
+  acosh.jvp = unary_jvp([](const Array& x) { return lax::acosh(x); },
+                        [](const Array& t, const Array& x, const Array&) {
+                          return mul(t, lax::rsqrt(lax::sub(lax::square(x), c(1.0, x))));
+                        });
+  // (1 / (1 + x)) * (t / (1 - x))
+  atanh.jvp = unary_jvp([](const Array& x) { return lax::atanh(x); },
+                        [](const Array& t, const Array& x, const Array&) {
+                          return mul(lax::reciprocal(lax::add(c(1.0, x), x)),
+                                     lax::div(t, lax::sub(c(1.0, x), x)));
+                        });
+  // t * (2 * x)
+  square.jvp = unary_jvp(
+      [](const Array& x) { return lax::square(x); },
+      [](const Array& t, const Array& x, const Array&) { return mul(t, mul(c(2.0, x), x)); });
+}
+
+}  // namespace
+
+void register_elementwise_math() {
+  define<AbsK>(abs, Accept::kNumber);
+  define<SignK>(sign, Accept::kNumber);
+  define<SquareK>(square, Accept::kNumber);
+  define<FloorK>(floor, Accept::kFloating);
+  define<CeilK>(ceil, Accept::kFloating);
+  define_round();
+  define_is_finite();
+  define<Exp2K>(exp2, Accept::kFloating);
+  define<Expm1K>(expm1, Accept::kFloating);
+  define<Log1pK>(log1p, Accept::kFloating);
+  define<RsqrtK>(rsqrt, Accept::kFloating);
+  define<CbrtK>(cbrt, Accept::kFloating);
+  define<TanK>(tan, Accept::kFloating);
+  define<AsinK>(asin, Accept::kFloating);
+  define<AcosK>(acos, Accept::kFloating);
+  define<AtanK>(atan, Accept::kFloating);
+  define<SinhK>(sinh, Accept::kFloating);
+  define<CoshK>(cosh, Accept::kFloating);
+  define<AsinhK>(asinh, Accept::kFloating);
+  define<AcoshK>(acosh, Accept::kFloating);
+  define<AtanhK>(atanh, Accept::kFloating);
+  set_jvp_rules();
+  // Elementwise: the batch axis stays where it is.
+  for (Primitive* p :
+       {&abs,  &sign, &floor, &ceil, &round, &exp2,  &expm1, &log1p, &rsqrt,     &cbrt,  &tan,
+        &asin, &acos, &atan,  &sinh, &cosh,  &asinh, &acosh, &atanh, &is_finite, &square}) {
+    p->batch = batching::vectorized_rule(*p);
+    register_primitive(*p);
+  }
+  register_elementwise_math_binary();
+}
+
+}  // namespace tessera::prims

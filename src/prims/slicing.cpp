@@ -1,0 +1,559 @@
+// slice {start_indices, limit_indices, strides (empty = all 1)}, dynamic_slice(x, *starts)
+// {slice_sizes} and dynamic_update_slice(x, update, *starts), with JAX's rules
+// (jax/_src/lax/slicing.py). Dynamic starts are rank-0 integers of any integer dtype, clamped
+// into [0, dim - size] as XLA does.
+//
+// Batching with batched start indices. JAX turns these into gather/scatter, which Tessera does
+// not have yet; instead each batched dim is a *barrel shifter* built from static slices and
+// selects. The clamped start s (one per example) is taken apart bit by bit, high to low: a
+// round with step 2^r keeps, per example, either the leading or the trailing L - 2^r entries
+// along the dim (select_n on "s still has 2^r left"). After the R = bit_length(dim - size)
+// rounds every example has moved by exactly its own s. Each round touches the data once, so
+// the cost is O(data · log(dim)) with no loop over the batch and no one-hot matrices
+// (which would cost O(data · dim)). dynamic_update_slice shifts the zero-padded update right
+// the same way (pad with a negative high edge) and selects it into the operand with a mask
+// built from iota comparisons.
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "prims/ad_util.h"
+#include "prims/batch_util.h"
+#include "prims/prims.h"
+#include "prims/slicing_kernels.h"
+#include "tessera/lax.h"
+
+namespace tessera::prims {
+
+Primitive slice("slice");
+Primitive dynamic_slice("dynamic_slice");
+Primitive dynamic_update_slice("dynamic_update_slice");
+
+namespace {
+
+using batching::BatchOut;
+using batching::kNotMapped;
+using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
+
+std::vector<Array> one(Array a) {
+  std::vector<Array> v;
+  v.push_back(std::move(a));
+  return v;
+}
+
+bool zero_tangent(const Array& primal, const Array& tangent) {
+  return !tangent.defined() || !is_inexact(primal.dtype());
+}
+
+std::string ints_str(const std::vector<int64_t>& v) { return shape_str(v); }
+
+// Binds without the lax wrappers' start normalization (the rules' indices are already final).
+Array bind_ds(const Array& x, std::span<const Array> starts, const std::vector<int64_t>& sizes) {
+  std::vector<Array> args{x};
+  args.insert(args.end(), starts.begin(), starts.end());
+  return bind1(dynamic_slice, std::span<const Array>(args), Params{{"slice_sizes", sizes}});
+}
+
+Array bind_dus(const Array& x, const Array& u, std::span<const Array> starts) {
+  std::vector<Array> args{x, u};
+  args.insert(args.end(), starts.begin(), starts.end());
+  return bind1(dynamic_update_slice, std::span<const Array>(args));
+}
+
+// ---------------------------------------------------------------- slice
+
+std::vector<int64_t> slice_strides(const Params& p, size_t n) {
+  const auto& s = p.get_ints("strides");
+  return s.empty() ? std::vector<int64_t>(n, 1) : s;
+}
+
+std::vector<Aval> slice_abstract(std::span<const Aval> in, const Params& p) {
+  const Aval& x = in[0];
+  const auto& start = p.get_ints("start_indices");
+  const auto& limit = p.get_ints("limit_indices");
+  const auto& st = p.get_ints("strides");
+  const char* op = "slice";
+  const size_t nd = x.shape.size();
+  if (start.size() != nd)
+    throw TypeError(
+        op_message(op,
+                   "slice start_indices must have length equal to the number of dimensions of the "
+                   "operand, got indices " +
+                       ints_str(start) + " for operand shape " + shape_str(x.shape) + "."));
+  if (limit.size() != start.size())
+    throw TypeError(
+        op_message(op,
+                   "slice limit_indices must have the same length as start_indices, got "
+                   "start_indices " +
+                       ints_str(start) + " and limit_indices " + ints_str(limit) + "."));
+  for (size_t d = 0; d < nd; ++d) {
+    if (limit[d] > x.shape[d])
+      throw TypeError(
+          op_message(op,
+                     "slice limit_indices must be less than or equal to operand shape, got "
+                     "limit_indices " +
+                         ints_str(limit) + " for operand shape " + shape_str(x.shape) + "."));
+  }
+  for (int64_t s : start) {
+    if (s < 0)
+      throw TypeError(op_message(
+          op, "slice start_indices must be greater than or equal to zero, got start_indices " +
+                  ints_str(start) + "."));
+  }
+  for (size_t d = 0; d < nd; ++d) {
+    if (limit[d] < start[d])
+      throw TypeError(
+          op_message(op,
+                     "slice limit_indices must be greater than or equal to start_indices, got "
+                     "start_indices " +
+                         ints_str(start) + " and limit_indices " + ints_str(limit) + "."));
+  }
+  if (!st.empty()) {
+    if (st.size() != nd)
+      throw TypeError(
+          op_message(op,
+                     "slice strides must have length equal to the number of dimensions of the "
+                     "operand, got strides " +
+                         ints_str(st) + " for operand shape " + shape_str(x.shape) +
+                         " (pass no strides for all 1)."));
+    for (int64_t s : st) {
+      if (s <= 0)
+        throw TypeError(
+            op_message(op, "slice strides must be positive, got " + ints_str(st) + "."));
+    }
+  }
+  const std::vector<int64_t> strides = slice_strides(p, nd);
+  Shape out(nd);
+  for (size_t d = 0; d < nd; ++d) out[d] = (limit[d] - start[d] + strides[d] - 1) / strides[d];
+  return {Aval{out, x.dtype, x.weak_type}};
+}
+
+std::vector<Array> slice_impl(std::span<const Array> args, const Params& p,
+                              std::span<const Aval> outs) {
+  const Array& x = args[0];
+  const Aval& oa = outs[0];
+  if (oa.shape == x.shape()) return {Array(oa, x.buffer())};  // the whole operand
+  Array out = empty_array(oa, "slice");
+  const auto& start = p.get_ints("start_indices");
+  const std::vector<int64_t> strides = slice_strides(p, oa.shape.size());
+  slicing_kernels::CopyPlan plan;
+  plan.dims = oa.shape;
+  plan.out_st = row_major_strides(oa.shape);
+  plan.in_st = row_major_strides(x.shape());
+  for (size_t d = 0; d < oa.shape.size(); ++d) {
+    plan.in_off += start[d] * plan.in_st[d];
+    plan.in_st[d] *= strides[d];
+  }
+  slicing_kernels::strided_copy(x.raw_data(), out.buffer()->data(), itemsize(oa.dtype), plan);
+  return {out};
+}
+
+JvpOut slice_jvp(std::span<const Array> primals, std::span<const Array> tangents, const Params& p) {
+  Array out = bind1(slice, {primals[0]}, p);
+  Array t;
+  if (!zero_tangent(primals[0], tangents[0])) t = bind1(slice, {tangents[0]}, p);
+  return {one(out), one(t)};
+}
+
+// The cotangent goes back where it was taken from: pad with zeros, interior = stride - 1.
+std::vector<Array> slice_transpose(std::span<const Array> cts, std::span<const Array>,
+                                   std::span<const Aval> arg_avals, const Params& p) {
+  const Array& ct = cts[0];
+  const Shape& xs = arg_avals[0].shape;
+  const auto& start = p.get_ints("start_indices");
+  const std::vector<int64_t> strides = slice_strides(p, xs.size());
+  std::vector<lax::PadConfig> cfg(xs.size());
+  for (size_t d = 0; d < xs.size(); ++d) {
+    const int64_t n = ct.shape()[d];
+    const int64_t real_limit = start[d] + (n == 0 ? 0 : (n - 1) * strides[d] + 1);
+    cfg[d] = {start[d], xs[d] - real_limit, strides[d] - 1};
+  }
+  return one(lax::pad(ct, ad::scalar_const(0.0, ct.dtype()), cfg));
+}
+
+// The batch axis is sliced whole.
+BatchOut slice_batch(std::span<const Array> args, std::span<const int64_t> bdims, const Params& p) {
+  const Array& x = args[0];
+  const int64_t b = bdims[0];
+  std::vector<int64_t> start = p.get_ints("start_indices");
+  std::vector<int64_t> limit = p.get_ints("limit_indices");
+  std::vector<int64_t> strides = p.get_ints("strides");
+  start.insert(start.begin() + b, 0);
+  limit.insert(limit.begin() + b, x.shape()[b]);
+  if (!strides.empty()) strides.insert(strides.begin() + b, 1);
+  return {one(lax::slice(x, start, limit, strides)), {b}};
+}
+
+// ---------------------------------------------------------------- shared index checks
+
+void check_starts(const char* op, const Aval& x, std::span<const Aval> starts) {
+  if (static_cast<int64_t>(starts.size()) != x.ndim())
+    throw TypeError(op_message(
+        op, std::string(op) +
+                " start_indices must have length equal to the number of dimensions of the "
+                "operand, got " +
+                std::to_string(starts.size()) + " indices for operand shape " + shape_str(x.shape) +
+                "; pass one rank-0 integer index per dimension."));
+  for (size_t d = 0; d < starts.size(); ++d) {
+    const Aval& i = starts[d];
+    if (i.ndim() != 0 || !is_integer(i.dtype))
+      throw TypeError(op_message(op, std::string(op) +
+                                         " start indices must be rank-0 integer arrays, got " +
+                                         i.str() + " for index " + std::to_string(d) + "."));
+  }
+}
+
+// The clamped starts of a concrete call.
+std::vector<int64_t> clamped_starts(std::span<const Array> starts, const Shape& xs,
+                                    const Shape& sizes) {
+  std::vector<int64_t> out(xs.size());
+  for (size_t d = 0; d < xs.size(); ++d)
+    out[d] = slicing_kernels::clamp_start(slicing_kernels::index_value(starts[d]), xs[d], sizes[d]);
+  return out;
+}
+
+// ---------------------------------------------------------------- dynamic_slice
+
+std::vector<Aval> dynamic_slice_abstract(std::span<const Aval> in, const Params& p) {
+  const Aval& x = in[0];
+  const char* op = "dynamic_slice";
+  check_starts(op, x, in.subspan(1));
+  const auto& sizes = p.get_ints("slice_sizes");
+  if (static_cast<int64_t>(sizes.size()) != x.ndim())
+    throw TypeError(
+        op_message(op,
+                   "dynamic_slice slice_sizes must have the same length as start_indices, got "
+                   "slice_sizes " +
+                       ints_str(sizes) + " for operand shape " + shape_str(x.shape) + "."));
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] > x.shape[d])
+      throw TypeError(
+          op_message(op,
+                     "dynamic_slice slice_sizes must be less than or equal to operand shape, got "
+                     "slice_sizes " +
+                         ints_str(sizes) + " for operand shape " + shape_str(x.shape) + "."));
+    if (sizes[d] < 0)
+      throw TypeError(
+          op_message(op,
+                     "dynamic_slice slice_sizes must be greater than or equal to zero, got "
+                     "slice_sizes " +
+                         ints_str(sizes) + "."));
+  }
+  return {Aval{sizes, x.dtype, x.weak_type}};
+}
+
+std::vector<Array> dynamic_slice_impl(std::span<const Array> args, const Params&,
+                                      std::span<const Aval> outs) {
+  const Array& x = args[0];
+  const Aval& oa = outs[0];
+  if (oa.shape == x.shape()) return {Array(oa, x.buffer())};  // the starts clamp to 0
+  Array out = empty_array(oa, "dynamic_slice");
+  if (oa.size() == 0) return {out};
+  const std::vector<int64_t> start = clamped_starts(args.subspan(1), x.shape(), oa.shape);
+  slicing_kernels::CopyPlan plan;
+  plan.dims = oa.shape;
+  plan.out_st = row_major_strides(oa.shape);
+  plan.in_st = row_major_strides(x.shape());
+  for (size_t d = 0; d < start.size(); ++d) plan.in_off += start[d] * plan.in_st[d];
+  slicing_kernels::strided_copy(x.raw_data(), out.buffer()->data(), itemsize(oa.dtype), plan);
+  return {out};
+}
+
+// The index operands have no tangents.
+JvpOut dynamic_slice_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                         const Params& p) {
+  const auto& sizes = p.get_ints("slice_sizes");
+  const auto starts = primals.subspan(1);
+  Array out = bind_ds(primals[0], starts, sizes);
+  Array t;
+  if (!zero_tangent(primals[0], tangents[0])) t = bind_ds(tangents[0], starts, sizes);
+  return {one(out), one(t)};
+}
+
+// Linear in the operand: the cotangent is written into zeros at the (same, clamped) place.
+std::vector<Array> dynamic_slice_transpose(std::span<const Array> cts, std::span<const Array> args,
+                                           std::span<const Aval> arg_avals, const Params&) {
+  if (args[0].defined()) ad::bad_linearity("dynamic_slice", "the operand must be the linear input");
+  std::vector<Array> res(args.size());
+  res[0] = bind_dus(ad::zeros_like_aval(arg_avals[0]), cts[0], args.subspan(1));
+  return res;
+}
+
+// ---------------------------------------------------------------- batched starts
+
+// A start index clamped into [0, n - k] (XLA's clamp), as int32 with the batch axis at 0:
+// shape (B,) for a batched index, rank 0 for an unbatched one.
+Array clamped_index(const Array& s, int64_t n, int64_t k) {
+  Array i = s;
+  const DType d = i.dtype();
+  const int64_t hi = n - k;
+  if (is_signed_integer(d)) i = lax::max(i, ad::scalar_const(0.0, d));
+  const int bits = static_cast<int>(itemsize(d)) * 8 - (is_signed_integer(d) ? 1 : 0);
+  const bool hi_fits = bits >= 63 || hi <= (int64_t{1} << bits) - 1;
+  if (hi_fits) i = lax::min(i, ad::scalar_const(static_cast<double>(hi), d));
+  // Now within [0, hi] (or [0, dtype max] < hi), which int32 holds.
+  if (d != DType::kInt32) i = lax::convert_element_type(i, DType::kInt32);
+  return i;
+}
+
+// `which` (rank 0, or (B,) for the batch axis 0) broadcast as a select_n predicate over shape.
+Array predicate_for(const Array& which, const Shape& shape) {
+  if (which.ndim() == 0) return which;
+  return lax::broadcast_in_dim(which, shape, {0});
+}
+
+// Along `axis` of y (length L), keeps per example the entries [s, s + L - (2^R - 1)) where
+// s in [0, 2^R) is the example's clamped start: R rounds of static slices and selects.
+Array barrel_slice(Array y, int64_t axis, Array s, int R) {
+  const DType i32 = DType::kInt32;
+  for (int r = R - 1; r >= 0; --r) {
+    const int64_t step = int64_t{1} << r;
+    const Array stepc = ad::scalar_const(static_cast<double>(step), i32);
+    const Array take = lax::ge(s, stepc);
+    s = lax::select_n(take, {s, lax::sub(s, stepc)});
+    const int64_t L = y.shape()[axis];
+    std::vector<int64_t> lo(y.ndim(), 0), hi(y.shape().begin(), y.shape().end());
+    hi[axis] = L - step;
+    Array keep = lax::slice(y, lo, hi);
+    lo[axis] = step;
+    hi[axis] = L;
+    Array shifted = lax::slice(y, lo, hi);
+    y = lax::select_n(predicate_for(take, keep.shape()), {keep, shifted});
+  }
+  return y;
+}
+
+// Along `axis` of y, moves every entry right by the example's start s in [0, 2^R), filling
+// with zeros and dropping what passes the end (a pad whose high edge is negative crops).
+Array barrel_shift_right(Array y, int64_t axis, Array s, int R) {
+  const DType i32 = DType::kInt32;
+  const Array zero = ad::scalar_const(0.0, y.dtype());
+  for (int r = R - 1; r >= 0; --r) {
+    const int64_t step = int64_t{1} << r;
+    const Array stepc = ad::scalar_const(static_cast<double>(step), i32);
+    const Array take = lax::ge(s, stepc);
+    s = lax::select_n(take, {s, lax::sub(s, stepc)});
+    std::vector<lax::PadConfig> cfg(y.ndim());
+    cfg[axis] = {step, -step, 0};
+    Array shifted = lax::pad(y, zero, cfg);
+    y = lax::select_n(predicate_for(take, y.shape()), {y, shifted});
+  }
+  return y;
+}
+
+int bits_for(int64_t v) { return static_cast<int>(std::bit_width(static_cast<uint64_t>(v))); }
+
+BatchOut dynamic_slice_batch(std::span<const Array> args, std::span<const int64_t> bdims,
+                             const Params& p) {
+  const int64_t B = batching::batch_size(args, bdims);
+  const Array& x = args[0];
+  const int64_t bx = bdims[0];
+  const auto& sizes = p.get_ints("slice_sizes");
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  bool batched_index = false;
+  for (int64_t d = 0; d < nd; ++d) batched_index = batched_index || bdims[1 + d] != kNotMapped;
+  const Array zero_i = ad::scalar_const(0.0, DType::kInt32);
+  if (!batched_index) {
+    // Only the operand is batched: its batch axis is sliced whole, from 0.
+    std::vector<Array> starts(args.begin() + 1, args.end());
+    std::vector<int64_t> s2 = sizes;
+    starts.insert(starts.begin() + bx, zero_i);
+    s2.insert(s2.begin() + bx, B);
+    return {one(bind_ds(x, starts, s2)), {bx}};
+  }
+  // First the dims whose starts are shared (a dynamic_slice; batched-start dims kept whole),
+  // then the batch axis to the front, then one barrel shifter per batched-start dim.
+  const Shape logical = [&] {
+    Shape s = x.shape();
+    if (bx != kNotMapped) s.erase(s.begin() + bx);
+    return s;
+  }();
+  std::vector<Array> starts;
+  std::vector<int64_t> s1;
+  for (int64_t d = 0; d < nd; ++d) {
+    const bool b = bdims[1 + d] != kNotMapped;
+    starts.push_back(b ? zero_i : args[1 + d]);
+    s1.push_back(b ? logical[d] : sizes[d]);
+  }
+  if (bx != kNotMapped) {
+    starts.insert(starts.begin() + bx, zero_i);
+    s1.insert(s1.begin() + bx, B);
+  }
+  Array y = bind_ds(x, starts, s1);
+  y = bx == kNotMapped ? batching::broadcast_batched(y, B, 0) : batching::move_axis(y, bx, 0);
+  for (int64_t d = 0; d < nd; ++d) {
+    if (bdims[1 + d] == kNotMapped) continue;
+    const int64_t n = logical[d], k = sizes[d];
+    const int R = bits_for(n - k);
+    if (R == 0) continue;  // k == n: the start clamps to 0
+    Array s = batching::move_axis(args[1 + d], bdims[1 + d], 0);
+    s = clamped_index(s, n, k);
+    const int64_t axis = d + 1;
+    const int64_t extra = k + ((int64_t{1} << R) - 1) - n;  // >= 0: the rounds drop 2^R - 1
+    if (extra > 0) {
+      std::vector<lax::PadConfig> cfg(y.ndim());
+      cfg[axis] = {0, extra, 0};
+      y = lax::pad(y, ad::scalar_const(0.0, y.dtype()), cfg);
+    }
+    y = barrel_slice(y, axis, s, R);
+  }
+  return {one(y), {0}};
+}
+
+// ---------------------------------------------------------------- dynamic_update_slice
+
+std::vector<Aval> dynamic_update_slice_abstract(std::span<const Aval> in, const Params&) {
+  const Aval& x = in[0];
+  const Aval& u = in[1];
+  const char* op = "dynamic_update_slice";
+  if (u.dtype != x.dtype)
+    throw TypeError(op_message(
+        op, "lax.dynamic_update_slice requires arguments to have the same dtypes, got " +
+                std::string(dtype_name(x.dtype)) + ", " + std::string(dtype_name(u.dtype)) +
+                "; convert the update to the operand's dtype."));
+  if (u.ndim() != x.ndim())
+    throw TypeError(op_message(
+        op, "dynamic_update_slice update must have the same rank as operand, got update shape " +
+                shape_str(u.shape) + " for operand shape " + shape_str(x.shape) + "."));
+  check_starts(op, x, in.subspan(2));
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    if (u.shape[d] > x.shape[d])
+      throw TypeError(
+          op_message(op,
+                     "dynamic_update_slice update shape must be smaller than operand shape, got "
+                     "update shape " +
+                         shape_str(u.shape) + " for operand shape " + shape_str(x.shape) + "."));
+  }
+  return {x};
+}
+
+std::vector<Array> dynamic_update_slice_impl(std::span<const Array> args, const Params&,
+                                             std::span<const Aval> outs) {
+  const Array& x = args[0];
+  const Array& u = args[1];
+  const Aval& oa = outs[0];
+  if (u.shape() == x.shape()) return {Array(oa, u.buffer())};  // the update covers everything
+  if (u.size() == 0) return {Array(oa, x.buffer())};           // nothing changes
+  Array out = empty_array(oa, "dynamic_update_slice");
+  const size_t elem = itemsize(oa.dtype);
+  slicing_kernels::CopyPlan all;
+  all.dims = {oa.size()};
+  all.in_st = all.out_st = {1};
+  slicing_kernels::strided_copy(x.raw_data(), out.buffer()->data(), elem, all);
+  const std::vector<int64_t> start = clamped_starts(args.subspan(2), x.shape(), u.shape());
+  slicing_kernels::CopyPlan plan;
+  plan.dims = u.shape();
+  plan.in_st = row_major_strides(u.shape());
+  plan.out_st = row_major_strides(oa.shape);
+  for (size_t d = 0; d < start.size(); ++d) plan.out_off += start[d] * plan.out_st[d];
+  slicing_kernels::strided_copy(u.raw_data(), out.buffer()->data(), elem, plan);
+  return {out};
+}
+
+// Linear in (operand, update) jointly: a symbolic zero on one side is instantiated.
+JvpOut dynamic_update_slice_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                                const Params&) {
+  const auto starts = primals.subspan(2);
+  Array out = bind_dus(primals[0], primals[1], starts);
+  const bool zx = zero_tangent(primals[0], tangents[0]);
+  const bool zu = zero_tangent(primals[1], tangents[1]);
+  if (zx && zu) return {one(out), one(Array())};
+  Array tx = zx ? ad::zeros_like_aval(primals[0].aval()) : tangents[0];
+  Array tu = zu ? ad::zeros_like_aval(primals[1].aval()) : tangents[1];
+  return {one(out), one(bind_dus(tx, tu, starts))};
+}
+
+// Operand: the cotangent with the window zeroed; update: the cotangent's window.
+std::vector<Array> dynamic_update_slice_transpose(std::span<const Array> cts,
+                                                  std::span<const Array> args,
+                                                  std::span<const Aval> arg_avals, const Params&) {
+  const Array& ct = cts[0];
+  const auto starts = args.subspan(2);
+  std::vector<Array> res(args.size());
+  if (!args[0].defined())
+    res[0] = bind_dus(ct, ad::zeros_like_aval(Aval{arg_avals[1].shape, ct.dtype(), false}), starts);
+  if (!args[1].defined()) {
+    res[1] = bind_ds(ct, starts, arg_avals[1].shape);
+    if (res[1].dtype() != arg_avals[1].dtype)
+      res[1] = lax::convert_element_type(res[1], arg_avals[1].dtype);
+  }
+  return res;
+}
+
+BatchOut dynamic_update_slice_batch(std::span<const Array> args, std::span<const int64_t> bdims,
+                                    const Params&) {
+  const int64_t B = batching::batch_size(args, bdims);
+  const int64_t bx = bdims[0], bu = bdims[1];
+  const int64_t nd = static_cast<int64_t>(args.size()) - 2;
+  bool batched_index = false;
+  for (int64_t d = 0; d < nd; ++d) batched_index = batched_index || bdims[2 + d] != kNotMapped;
+  if (!batched_index) {
+    // Operand and update carry the batch axis at one place; its start is 0.
+    const int64_t pos = bx != kNotMapped ? bx : bu;
+    Array x = batching::batch_at(args[0], bx, B, pos);
+    Array u = batching::batch_at(args[1], bu, B, pos);
+    std::vector<Array> starts(args.begin() + 2, args.end());
+    starts.insert(starts.begin() + pos, ad::scalar_const(0.0, DType::kInt32));
+    return {one(bind_dus(x, u, starts)), {pos}};
+  }
+  // The update, zero-padded to the operand's shape, is shifted into place per example by a
+  // barrel shifter per dim; a mask of the window then selects it into the operand.
+  Array x = batching::batch_at(args[0], bx, B, 0);
+  Array u = batching::batch_at(args[1], bu, B, 0);
+  const Shape& xs = x.shape();
+  const Shape& us = u.shape();
+  std::vector<lax::PadConfig> grow(xs.size());
+  for (size_t a = 1; a < xs.size(); ++a) grow[a] = {0, xs[a] - us[a], 0};
+  Array shifted = u.shape() == xs ? u : lax::pad(u, ad::scalar_const(0.0, u.dtype()), grow);
+  Array mask;
+  const DType i32 = DType::kInt32;
+  for (int64_t d = 0; d < nd; ++d) {
+    const int64_t axis = d + 1, n = xs[axis], k = us[axis];
+    if (k == n) continue;  // the start clamps to 0 and the window is the whole dim
+    const int64_t bi = bdims[2 + d];
+    Array s = bi == kNotMapped ? args[2 + d] : batching::move_axis(args[2 + d], bi, 0);
+    s = clamped_index(s, n, k);
+    shifted = barrel_shift_right(shifted, axis, s, bits_for(n - k));
+    // This dim's window: s <= i < s + k, as (B, n) or (n,), then over the operand's shape.
+    Array io = lax::iota(i32, n);
+    Array ss = s;
+    std::vector<int64_t> bd{axis};
+    if (s.ndim() == 1) {
+      io = lax::broadcast_in_dim(io, {B, n}, {1});
+      ss = lax::broadcast_in_dim(s, {B, n}, {0});
+      bd = {0, axis};
+    }
+    Array in_win = lax::ge(io, ss);
+    in_win = lax::select_n(
+        in_win, {in_win, lax::lt(io, lax::add(ss, ad::scalar_const(static_cast<double>(k), i32)))});
+    in_win = lax::broadcast_in_dim(in_win, xs, bd);
+    mask = mask.defined() ? lax::select_n(mask, {mask, in_win}) : in_win;
+  }
+  if (!mask.defined()) return {one(shifted), {0}};  // the update covers the operand
+  return {one(lax::select_n(mask, {x, shifted})), {0}};
+}
+
+}  // namespace
+
+void register_slicing() {
+  slice.abstract_eval = slice_abstract;
+  slice.impl = slice_impl;
+  slice.jvp = slice_jvp;
+  slice.transpose = slice_transpose;
+  slice.batch = slice_batch;
+  dynamic_slice.abstract_eval = dynamic_slice_abstract;
+  dynamic_slice.impl = dynamic_slice_impl;
+  dynamic_slice.jvp = dynamic_slice_jvp;
+  dynamic_slice.transpose = dynamic_slice_transpose;
+  dynamic_slice.batch = dynamic_slice_batch;
+  dynamic_update_slice.abstract_eval = dynamic_update_slice_abstract;
+  dynamic_update_slice.impl = dynamic_update_slice_impl;
+  dynamic_update_slice.jvp = dynamic_update_slice_jvp;
+  dynamic_update_slice.transpose = dynamic_update_slice_transpose;
+  dynamic_update_slice.batch = dynamic_update_slice_batch;
+  register_primitive(slice);
+  register_primitive(dynamic_slice);
+  register_primitive(dynamic_update_slice);
+}
+
+}  // namespace tessera::prims

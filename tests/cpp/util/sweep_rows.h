@@ -1,0 +1,26 @@
+// The sweep table's rows, by primitive family: test_sweep.cpp's make_table holds the first
+// families and appends the rows of each file below (one file per family, so that families
+// grow independently).
+#pragma once
+
+#include <vector>
+
+#include "util/sweep.h"
+
+namespace tessera::sweep {
+
+// lax broadcasting: equal shapes, rank-0 on either side, size-1 dims, rank 0, zero-size dims.
+inline const std::vector<std::vector<Shape>> kBinaryShapes = {
+    {{3, 4}, {3, 4}}, {{}, {3, 4}},     {{3, 4}, {}},          {{3, 1}, {1, 4}},
+    {{}, {}},         {{0, 3}, {1, 3}}, {{2, 1, 3}, {2, 4, 3}}};
+inline const std::vector<std::vector<Shape>> kUnaryShapes = {
+    {{3, 4}}, {{}}, {{5}}, {{0, 3}}, {{2, 1, 3}}, {{2, 1, 3, 2}}, {{1}}};
+
+std::vector<Row> rows_math();        // sweep_rows_math.cpp: elementwise_math.cpp's primitives
+std::vector<Row> rows_special();     // sweep_rows_special.cpp: special.cpp
+std::vector<Row> rows_bitwise();     // sweep_rows_bitwise.cpp: bitwise.cpp
+std::vector<Row> rows_slicing();     // sweep_rows_slicing.cpp: squeeze_rev, slicing, concat_pad
+std::vector<Row> rows_reductions();  // sweep_rows_reductions.cpp: the new reductions, argmax,
+                                     // argmin, generic reduce
+
+}  // namespace tessera::sweep
