@@ -65,4 +65,22 @@ void bad_linearity(std::string_view op, std::string_view message) {
   throw_internal("prims/ad", "[" + std::string(op) + "] " + std::string(message));
 }
 
+std::vector<Array> one(Array a) {
+  std::vector<Array> v;
+  v.push_back(std::move(a));
+  return v;
+}
+
+bool zero_tangent(const Array& primal, const Array& tangent) {
+  return !tangent.defined() || !is_inexact(primal.dtype());
+}
+
+JvpRule zero_jvp(const Primitive& p) {
+  const Primitive* prim = &p;
+  return [prim](std::span<const Array> primals, std::span<const Array>,
+                const Params& params) -> JvpOut {
+    return {tessera::bind(*prim, primals, params), one(Array())};
+  };
+}
+
 }  // namespace tessera::prims::ad

@@ -5,9 +5,13 @@
 // built on them work under any trace.
 #pragma once
 
+#include <span>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tessera/array.h"
+#include "tessera/primitive.h"
 
 namespace tessera::prims::ad {
 
@@ -31,5 +35,24 @@ Array unbroadcast(const Array& ct, const Aval& aval);
 bool has_tangent(DType d);
 // InternalError naming the rule, for transpose calls that break the linearity contract.
 [[noreturn]] void bad_linearity(std::string_view op, std::string_view message);
+
+// What a JVP rule returns: (primal outputs, tangents).
+using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
+// The one-element result vector {a}.
+std::vector<Array> one(Array a);
+// Whether `tangent` is a symbolic zero: undefined, or of an integer/bool primal.
+bool zero_tangent(const Array& primal, const Array& tangent);
+// The JVP of an op linear in its first operand (the others, if any, are not differentiated):
+// {f(x)}, {f(t)}, where a symbolic-zero tangent stays one.
+template <class F>
+JvpOut linear_jvp(std::span<const Array> primals, std::span<const Array> tangents, F f) {
+  Array out = f(primals[0]);
+  Array t;
+  if (!zero_tangent(primals[0], tangents[0])) t = f(tangents[0]);
+  return {one(out), one(t)};
+}
+// JAX's defjvp_zero for a single-output primitive: p bound on the primals, with a symbolic-zero
+// tangent (piecewise-constant ops, integer/bool outputs).
+JvpRule zero_jvp(const Primitive& p);
 
 }  // namespace tessera::prims::ad

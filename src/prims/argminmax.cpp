@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
@@ -132,16 +133,6 @@ std::vector<Array> argminmax_impl(const char* op, std::span<const Array> args, c
   return {out};
 }
 
-// The output is an integer: no tangent.
-JvpRule argminmax_jvp(const Primitive& prim) {
-  const Primitive* pp = &prim;
-  return [pp](std::span<const Array> primals, std::span<const Array>,
-              const Params& p) -> std::pair<std::vector<Array>, std::vector<Array>> {
-    std::vector<Array> out = tessera::bind(*pp, {primals[0]}, p);
-    return {out, std::vector<Array>(1)};
-  };
-}
-
 // The axis shifts past the batch axis, which stays where it is (after the kept axes before it).
 BatchRule argminmax_batch(const Primitive& prim) {
   const Primitive* pp = &prim;
@@ -162,7 +153,7 @@ void set_rules(Primitive& prim, const char* name) {
   prim.impl = [name](std::span<const Array> a, const Params& p, std::span<const Aval> o) {
     return argminmax_impl<kMax>(name, a, p, o);
   };
-  prim.jvp = argminmax_jvp(prim);
+  prim.jvp = ad::zero_jvp(prim);  // the output is an integer: no tangent
   prim.batch = argminmax_batch(prim);
   register_primitive(prim);
 }

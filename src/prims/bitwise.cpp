@@ -26,7 +26,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
-#include "prims/broadcast_iter.h"
+#include "prims/elementwise_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "tessera/lax.h"
@@ -50,6 +50,8 @@ namespace {
 using runtime::kElementwiseGrain;
 using runtime::parallel_for;
 
+constexpr const char* kLayer = "prims/bitwise";
+
 // ---------------------------------------------------------------- kernels
 
 // bool is computed as uint8_t 0/1 (plain byte loops vectorize; bool loads compile to
@@ -57,25 +59,36 @@ using runtime::parallel_for;
 template <class T>
 using int_storage_t = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
 
+// The kernels' dtypes (elementwise_util.h): integers, and bool for not/and/or/xor (as uint8_t).
+struct IntKernel {
+  template <class T>
+  static constexpr bool accepts = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+  template <class T>
+  using storage = int_storage_t<T>;
+};
+struct BoolOrIntKernel {
+  template <class T>
+  static constexpr bool accepts = std::is_integral_v<T>;
+  template <class T>
+  using storage = int_storage_t<T>;
+};
+
 template <class C>
 inline constexpr unsigned kBits = sizeof(C) * 8;
 
-struct AndOp {
-  static constexpr bool kBool = true;
+struct AndOp : BoolOrIntKernel {
   template <class C>
   C operator()(C a, C b) const {
     return static_cast<C>(a & b);
   }
 };
-struct OrOp {
-  static constexpr bool kBool = true;
+struct OrOp : BoolOrIntKernel {
   template <class C>
   C operator()(C a, C b) const {
     return static_cast<C>(a | b);
   }
 };
-struct XorOp {
-  static constexpr bool kBool = true;
+struct XorOp : BoolOrIntKernel {
   template <class C>
   C operator()(C a, C b) const {
     return static_cast<C>(a ^ b);
@@ -83,8 +96,7 @@ struct XorOp {
 };
 // The amount is masked before shifting (no UB) and out-of-range amounts are selected away,
 // which keeps the loops branch-free.
-struct ShiftLeftOp {
-  static constexpr bool kBool = false;
+struct ShiftLeftOp : IntKernel {
   template <class C>
   C operator()(C x, C s) const {
     using U = std::make_unsigned_t<C>;
@@ -93,8 +105,7 @@ struct ShiftLeftOp {
     return us < kBits<C> ? static_cast<C>(r) : C(0);
   }
 };
-struct ShiftRightLogicalOp {
-  static constexpr bool kBool = false;
+struct ShiftRightLogicalOp : IntKernel {
   template <class C>
   C operator()(C x, C s) const {
     using U = std::make_unsigned_t<C>;
@@ -104,8 +115,7 @@ struct ShiftRightLogicalOp {
   }
 };
 // Signed >> is arithmetic in C++20; an out-of-range amount shifts by width - 1 (the sign fill).
-struct ShiftRightArithmeticOp {
-  static constexpr bool kBool = false;
+struct ShiftRightArithmeticOp : IntKernel {
   template <class C>
   C operator()(C x, C s) const {
     using U = std::make_unsigned_t<C>;
@@ -118,6 +128,10 @@ struct ShiftRightArithmeticOp {
 
 // Unary kernels over raw arrays (kernels::parallel_map's signature).
 struct NotK {
+  template <class T>
+  static constexpr bool accepts = std::is_integral_v<T>;
+  template <class T>
+  using storage = int_storage_t<T>;
   bool logical;  // bool stored as uint8_t 0/1
   template <class C>
   void operator()(const C* x, C* y, int64_t n) const {
@@ -130,7 +144,7 @@ struct NotK {
     }
   }
 };
-struct PopulationCountK {
+struct PopulationCountK : IntKernel {
   template <class C>
   void operator()(const C* x, C* y, int64_t n) const {
     if constexpr (std::is_integral_v<C>) {
@@ -139,7 +153,7 @@ struct PopulationCountK {
     }
   }
 };
-struct ClzK {
+struct ClzK : IntKernel {
   template <class C>
   void operator()(const C* x, C* y, int64_t n) const {
     if constexpr (std::is_integral_v<C>) {
@@ -151,6 +165,7 @@ struct ClzK {
 
 // ---------------------------------------------------------------- not/and/or/xor, shifts, counts
 
+// Not elementwise::Accept: bitwise ops take bool and integers, or integers only.
 enum class Accept { kBoolOrInt, kInt };
 
 void check_accepts(const char* op, Accept accept, std::span<const Aval> in) {
@@ -178,82 +193,23 @@ std::vector<Aval> unary_abstract(const char* op, Accept accept, std::span<const 
 std::vector<Aval> binary_abstract(const char* op, Accept accept, std::span<const Aval> in) {
   kernels::check_num_operands(op, in, 2);
   check_accepts(op, accept, in);
-  kernels::check_same_dtype(
-      op, in, "convert with convert_element_type or use tessera::numpy which promotes");
-  Shape shape = kernels::broadcast_shapes(op, in);
-  return {Aval{std::move(shape), in[0].dtype, in[0].weak_type && in[1].weak_type}};
-}
-
-template <class Op>
-std::vector<Array> binary_impl(const char* op, std::span<const Array> args,
-                               std::span<const Aval> out_avals) {
-  const Aval& oa = out_avals[0];
-  Array out = empty_array(oa, op);
-  const auto plan = kernels::make_plan<2>(oa.shape, {&args[0].shape(), &args[1].shape()});
-  if (plan.size == 0) return {out};
-  kernels::dispatch_dtype(oa.dtype, [&]<class T>() {
-    constexpr bool kAccepted = std::is_integral_v<T> && (Op::kBool || !std::is_same_v<T, bool>);
-    if constexpr (kAccepted) {
-      using S = int_storage_t<T>;
-      const S* a = static_cast<const S*>(args[0].raw_data(op));
-      const S* b = static_cast<const S*>(args[1].raw_data(op));
-      S* o = static_cast<S*>(out.buffer()->data());
-      kernels::parallel_runs<2>(
-          plan, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t len) {
-            kernels::run2(a + off[0], plan.inner[0], b + off[1], plan.inner[1], o + oo, len, Op{});
-          });
-    } else {
-      throw_internal("prims/bitwise", std::string(op) + " reached a kernel for dtype " +
-                                          std::string(dtype_name(oa.dtype)) +
-                                          " that abstract_eval rejects");
-    }
-  });
-  return {out};
-}
-
-template <class K>
-std::vector<Array> unary_impl(const char* op, std::span<const Array> args,
-                              std::span<const Aval> out_avals, const K& kernel) {
-  const Aval& oa = out_avals[0];
-  Array out = empty_array(oa, op);
-  const int64_t n = oa.size();
-  if (n == 0) return {out};
-  kernels::dispatch_dtype(oa.dtype, [&]<class T>() {
-    if constexpr (std::is_integral_v<T>) {
-      using S = int_storage_t<T>;
-      const S* x = static_cast<const S*>(args[0].raw_data(op));
-      S* y = static_cast<S*>(out.buffer()->data());
-      kernels::parallel_map(x, y, n, kernel);
-    } else {
-      throw_internal("prims/bitwise", std::string(op) + " reached a kernel for dtype " +
-                                          std::string(dtype_name(oa.dtype)) +
-                                          " that abstract_eval rejects");
-    }
-  });
-  return {out};
+  kernels::check_same_dtype(op, in, elementwise::kPromoteHint);
+  return {elementwise::binary_result(op, in)};
 }
 
 template <class Op>
 void define_binary(Primitive& p, Accept accept) {
-  const char* name = p.name().c_str();
-  p.abstract_eval = [name, accept](std::span<const Aval> in, const Params&) {
-    return binary_abstract(name, accept, in);
-  };
-  p.impl = [name](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
-    return binary_impl<Op>(name, args, out_avals);
-  };
+  elementwise::define_binary<elementwise::Runs<Op>>(
+      p, kLayer, [accept](const char* op, std::span<const Aval> in) {
+        return binary_abstract(op, accept, in);
+      });
 }
 
 template <class K>
-void define_unary(Primitive& p, Accept accept, K kernel) {
-  const char* name = p.name().c_str();
-  p.abstract_eval = [name, accept](std::span<const Aval> in, const Params&) {
-    return unary_abstract(name, accept, in);
-  };
-  p.impl = [name, kernel](std::span<const Array> args, const Params&,
-                          std::span<const Aval> out_avals) {
-    return unary_impl(name, args, out_avals, kernel);
-  };
+void define_unary(Primitive& p, Accept accept) {
+  elementwise::define_unary<K>(p, kLayer, [accept](const char* op, std::span<const Aval> in) {
+    return unary_abstract(op, accept, in);
+  });
 }
 
 void define_not() {
@@ -261,7 +217,8 @@ void define_not() {
     return unary_abstract("not", Accept::kBoolOrInt, in);
   };
   not_.impl = [](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
-    return unary_impl("not", args, out_avals, NotK{is_bool(out_avals[0].dtype)});
+    return elementwise::unary_impl(kLayer, "not", args, out_avals,
+                                   NotK{is_bool(out_avals[0].dtype)});
   };
 }
 
@@ -409,25 +366,14 @@ std::vector<Array> reduce_precision_impl(std::span<const Array> args, const Para
       reduce_precision_run<uint64_t>(x, out, 11, 52, e, m);
       break;
     default:
-      throw_internal("prims/bitwise", "reduce_precision reached a kernel for dtype " +
-                                          std::string(dtype_name(oa.dtype)) +
-                                          " that abstract_eval rejects");
+      elementwise::rejected_dtype(kLayer, "reduce_precision", oa.dtype);
   }
   return {out};
 }
 
 // ---------------------------------------------------------------- AD rules
 
-using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
-
-// JAX's defjvp_zero: the primal output and a symbolic-zero tangent.
-JvpRule zero_jvp(const Primitive& p) {
-  const Primitive* prim = &p;
-  return [prim](std::span<const Array> primals, std::span<const Array>,
-                const Params& params) -> JvpOut {
-    return {{bind1(*prim, primals, params)}, {Array()}};
-  };
-}
+using ad::JvpOut;
 
 // JAX's deflinear: the tangent is reduce_precision of the tangent.
 JvpOut reduce_precision_jvp(std::span<const Array> p, std::span<const Array> t,
@@ -475,8 +421,8 @@ void register_bitwise() {
   define_binary<ShiftLeftOp>(shift_left, Accept::kInt);
   define_binary<ShiftRightLogicalOp>(shift_right_logical, Accept::kInt);
   define_binary<ShiftRightArithmeticOp>(shift_right_arithmetic, Accept::kInt);
-  define_unary(population_count, Accept::kInt, PopulationCountK{});
-  define_unary(clz, Accept::kInt, ClzK{});
+  define_unary<PopulationCountK>(population_count, Accept::kInt);
+  define_unary<ClzK>(clz, Accept::kInt);
   bitcast_convert_type.abstract_eval = bitcast_abstract;
   bitcast_convert_type.impl = bitcast_impl;
   reduce_precision.abstract_eval = reduce_precision_abstract;
@@ -484,7 +430,7 @@ void register_bitwise() {
 
   for (Primitive* p : {&not_, &and_, &or_, &xor_, &shift_left, &shift_right_logical,
                        &shift_right_arithmetic, &population_count, &clz, &bitcast_convert_type})
-    p->jvp = zero_jvp(*p);
+    p->jvp = ad::zero_jvp(*p);  // JAX's defjvp_zero
   reduce_precision.jvp = reduce_precision_jvp;
   reduce_precision.transpose = reduce_precision_transpose;
 

@@ -7,6 +7,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
+#include "prims/broadcast_iter.h"
 #include "prims/prims.h"
 #include "prims/slicing_kernels.h"
 #include "tessera/lax.h"
@@ -18,21 +19,10 @@ Primitive pad("pad");
 
 namespace {
 
+using ad::JvpOut;
+using ad::one;
 using batching::BatchOut;
 using batching::kNotMapped;
-using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
-
-std::vector<Array> one(Array a) {
-  std::vector<Array> v;
-  v.push_back(std::move(a));
-  return v;
-}
-
-std::string shapes_str(std::span<const Aval> in) {
-  std::string s;
-  for (size_t i = 0; i < in.size(); ++i) s += (i ? ", " : "") + shape_str(in[i].shape);
-  return s;
-}
 
 // ---------------------------------------------------------------- concatenate
 
@@ -53,13 +43,13 @@ std::vector<Aval> concatenate_abstract(std::span<const Aval> in, const Params& p
     if (a.ndim() != in[0].ndim())
       throw TypeError(
           op_message(op, "Cannot concatenate arrays with different numbers of dimensions: got " +
-                             shapes_str(in) + "."));
+                             kernels::shapes_list(in) + "."));
   }
   const int64_t nd = in[0].ndim();
   if (dim < 0 || dim >= nd)
-    throw TypeError(op_message(op, "concatenate dimension out of bounds: dimension " +
-                                       std::to_string(dim) + " for shapes " + shapes_str(in) +
-                                       "; pass a dimension in [0, rank)."));
+    throw TypeError(op_message(
+        op, "concatenate dimension out of bounds: dimension " + std::to_string(dim) +
+                " for shapes " + kernels::shapes_list(in) + "; pass a dimension in [0, rank)."));
   Shape out = in[0].shape;
   out[dim] = 0;
   bool weak = true;
@@ -70,7 +60,7 @@ std::vector<Aval> concatenate_abstract(std::span<const Aval> in, const Params& p
             op,
             "Cannot concatenate arrays with shapes that differ in dimensions other than the one "
             "being concatenated: concatenating along dimension " +
-                std::to_string(dim) + " for shapes " + shapes_str(in) + "."));
+                std::to_string(dim) + " for shapes " + kernels::shapes_list(in) + "."));
     }
     out[dim] += a.shape[dim];
     weak = weak && a.weak_type;

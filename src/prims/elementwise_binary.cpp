@@ -11,7 +11,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
-#include "prims/broadcast_iter.h"
+#include "prims/elementwise_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "tessera/lax.h"
@@ -28,16 +28,12 @@ Primitive pow("pow");
 
 namespace {
 
-using kernels::dispatch_dtype;
+using elementwise::Accept;
+using elementwise::kIsFloat;
+using elementwise::kIsNumber;
+using elementwise::wrap_t;
 
-// The unsigned type (at least 32 bits) in which integer T wraps without UB.
-template <class T>
-using wrap_t = std::make_unsigned_t<std::common_type_t<T, unsigned>>;
-
-template <class T>
-inline constexpr bool kIsNumber = !std::is_same_v<T, bool>;
-template <class T>
-inline constexpr bool kIsFloat = kernels::is_half_v<T> || std::is_floating_point_v<T>;
+constexpr const char* kLayer = "prims/elementwise_binary";
 
 struct AddOp {
   template <class T>
@@ -126,70 +122,19 @@ struct PowOp {
   }
 };
 
-enum class Accept { kAny, kNumber, kFloating };
-
-std::vector<Aval> binary_abstract(const char* op, Accept accept, std::span<const Aval> in) {
-  kernels::check_num_operands(op, in, 2);
-  for (const Aval& a : in) kernels::check_not_extended(op, a);
-  kernels::check_same_dtype(
-      op, in, "convert with convert_element_type or use tessera::numpy which promotes");
-  const DType d = in[0].dtype;
-  if (accept == Accept::kNumber && is_bool(d)) {
-    throw TypeError(op_message(op, "does not accept dtype bool (got " + kernels::avals_list(in) +
-                                       "); accepted dtypes are integers and floats; convert "
-                                       "with convert_element_type"));
-  }
-  if (accept == Accept::kFloating && !is_floating(d)) {
-    throw TypeError(op_message(op, "requires floating operands, got " + kernels::avals_list(in) +
-                                       "; use integer_pow for an integer exponent, or convert "
-                                       "with convert_element_type"));
-  }
-  Shape shape = kernels::broadcast_shapes(op, in);
-  bool weak = true;
-  for (const Aval& a : in) weak = weak && a.weak_type;
-  return {Aval{std::move(shape), d, weak}};
-}
-
-template <class Op>
-std::vector<Array> binary_impl(const char* op, std::span<const Array> args,
-                               std::span<const Aval> out_avals) {
-  const Aval& oa = out_avals[0];
-  Array out = empty_array(oa, op);
-  const auto plan = kernels::make_plan<2>(oa.shape, {&args[0].shape(), &args[1].shape()});
-  if (plan.size == 0) return {out};
-  dispatch_dtype(oa.dtype, [&]<class T>() {
-    if constexpr (Op::template accepts<T>) {
-      const T* a = static_cast<const T*>(args[0].raw_data(op));
-      const T* b = static_cast<const T*>(args[1].raw_data(op));
-      T* o = static_cast<T*>(out.buffer()->data());
-      kernels::parallel_runs<2>(
-          plan, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t len) {
-            kernels::run2(a + off[0], plan.inner[0], b + off[1], plan.inner[1], o + oo, len, Op{});
-          });
-    } else {
-      throw_internal("prims/elementwise_binary", std::string(op) + " reached a kernel for dtype " +
-                                                     std::string(dtype_name(oa.dtype)) +
-                                                     " that abstract_eval rejects");
-    }
-  });
-  return {out};
-}
-
 template <class Op>
 void define(Primitive& p, Accept accept) {
-  const char* name = p.name().c_str();
-  p.abstract_eval = [name, accept](std::span<const Aval> in, const Params&) {
-    return binary_abstract(name, accept, in);
-  };
-  p.impl = [name](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
-    return binary_impl<Op>(name, args, out_avals);
-  };
+  const char* fix = accept == Accept::kFloating
+                        ? "; use integer_pow for an integer exponent, or convert with "
+                          "convert_element_type"
+                        : "; convert with convert_element_type";
+  elementwise::define_binary<elementwise::Runs<Op>>(p, kLayer, accept, fix);
   register_primitive(p);
 }
 
 // ---- JVP and transpose rules (JAX's lax rules; lax ops only, so they work under any trace).
 
-using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
+using ad::JvpOut;
 
 // Packs a tangent: broadcast to the output's shape; integer/bool outputs have none.
 JvpOut binary_jvp_out(const Array& out, const Array& t) {

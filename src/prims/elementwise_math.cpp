@@ -14,7 +14,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
-#include "prims/broadcast_iter.h"
+#include "prims/elementwise_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "prims/vec_math.h"
@@ -50,9 +50,14 @@ void register_elementwise_math_binary();  // elementwise_math_binary.cpp
 namespace {
 
 namespace vmath = kernels::vmath;
+using elementwise::Accept;
+using elementwise::c;
+using elementwise::FloatKernel;
+using elementwise::NumberKernel;
+using elementwise::unary_jvp;
+using elementwise::wrap_t;
 
-template <class T>
-using wrap_t = std::make_unsigned_t<std::common_type_t<T, unsigned>>;
+constexpr const char* kLayer = "prims/elementwise_math";
 
 // The float32 array loops are also compiled for x86-64-v4 and picked at load time (as in
 // elementwise_unary.cpp); both clones compute the same IEEE operations.
@@ -65,8 +70,7 @@ using wrap_t = std::make_unsigned_t<std::common_type_t<T, unsigned>>;
 // ---------------------------------------------------------------- kernels
 
 // Kernels: operator()(const C* x, R* y, n) over compute types (C = float for 16-bit floats);
-// R is C, or bool when kBoolOut. kFloatOnly kernels are never called for integers (abstract
-// eval rejects them).
+// R is C, or bool for is_finite (elementwise_util.h: accepts, result).
 
 #define TESSERA_F32_LOOP(name, expr)                                   \
   TESSERA_MATH_CLONES void name(const float* x, float* y, int64_t n) { \
@@ -115,8 +119,7 @@ void via_f64(const float* x, float* y, int64_t n) {
 
 // A floating kernel from a float32 array function and a float64 element function.
 template <void (*F32)(const float*, float*, int64_t), double (*F64)(double)>
-struct FloatK {
-  static constexpr bool kFloatOnly = true, kBoolOut = false;
+struct FloatK : FloatKernel {
   template <class C>
   void operator()(const C* x, C* y, int64_t n) const {
     if constexpr (std::is_same_v<C, float>) {
@@ -128,7 +131,8 @@ struct FloatK {
 };
 
 struct RoundK {
-  static constexpr bool kFloatOnly = true, kBoolOut = false;
+  template <class T>
+  static constexpr bool accepts = elementwise::kIsFloat<T>;
   bool even = false;
   template <class C>
   void operator()(const C* x, C* y, int64_t n) const {
@@ -140,8 +144,7 @@ struct RoundK {
   }
 };
 
-struct AbsK {
-  static constexpr bool kFloatOnly = false, kBoolOut = false;
+struct AbsK : NumberKernel {
   template <class C>
   void operator()(const C* x, C* y, int64_t n) const {
     if constexpr (std::is_floating_point_v<C>) {
@@ -156,8 +159,7 @@ struct AbsK {
 };
 
 // -1, 0 or 1; floats keep the sign of a zero and NaN stays NaN (XLA's sign).
-struct SignK {
-  static constexpr bool kFloatOnly = false, kBoolOut = false;
+struct SignK : NumberKernel {
   template <class C>
   void operator()(const C* x, C* y, int64_t n) const {
     if constexpr (std::is_same_v<C, float>) {
@@ -178,8 +180,7 @@ struct SignK {
   }
 };
 
-struct SquareK {
-  static constexpr bool kFloatOnly = false, kBoolOut = false;
+struct SquareK : NumberKernel {
   template <class C>
   void operator()(const C* x, C* y, int64_t n) const {
     if constexpr (std::is_integral_v<C>) {
@@ -190,8 +191,9 @@ struct SquareK {
   }
 };
 
-struct IsFiniteK {
-  static constexpr bool kFloatOnly = true, kBoolOut = true;
+struct IsFiniteK : FloatKernel {
+  template <class S>
+  using result = bool;
   template <class C>
   void operator()(const C* x, bool* y, int64_t n) const {
     if constexpr (std::is_floating_point_v<C>) {
@@ -219,56 +221,9 @@ using AtanhK = FloatK<atanh_f32, atanh_f64>;
 
 // ---------------------------------------------------------------- abstract eval and impl
 
-enum class Accept { kNumber, kFloating };
-
-std::vector<Aval> unary_abstract(const char* op, Accept accept, std::span<const Aval> in) {
-  kernels::check_num_operands(op, in, 1);
-  const Aval& x = in[0];
-  kernels::check_not_extended(op, x);
-  if (accept == Accept::kFloating && !is_floating(x.dtype)) {
-    throw TypeError(op_message(op, "requires a floating dtype, got " + x.str() +
-                                       "; convert with convert_element_type (tessera::numpy "
-                                       "promotes integers for you)"));
-  }
-  if (accept == Accept::kNumber && is_bool(x.dtype)) {
-    throw TypeError(op_message(op, "does not accept dtype bool (got " + x.str() +
-                                       "); accepted dtypes are integers and floats"));
-  }
-  return {x};
-}
-
-template <class K>
-std::vector<Array> unary_impl(const char* op, std::span<const Array> args,
-                              std::span<const Aval> out_avals, const K& kernel) {
-  const Aval& oa = out_avals[0];
-  Array out = empty_array(oa, op);
-  const int64_t n = oa.size();
-  if (n == 0) return {out};
-  kernels::dispatch_dtype(args[0].dtype(), [&]<class T>() {
-    constexpr bool kFloat = kernels::is_half_v<T> || std::is_floating_point_v<T>;
-    if constexpr (std::is_same_v<T, bool> || (K::kFloatOnly && !kFloat)) {
-      throw_internal("prims/elementwise_math", std::string(op) + " reached a kernel for dtype " +
-                                                   std::string(dtype_name(args[0].dtype())) +
-                                                   " that abstract_eval rejects");
-    } else {
-      using R = std::conditional_t<K::kBoolOut, bool, T>;
-      const T* x = static_cast<const T*>(args[0].raw_data(op));
-      R* y = static_cast<R*>(out.buffer()->data());
-      kernels::parallel_map(x, y, n, kernel);
-    }
-  });
-  return {out};
-}
-
 template <class K>
 void define(Primitive& p, Accept accept) {
-  const char* name = p.name().c_str();
-  p.abstract_eval = [name, accept](std::span<const Aval> in, const Params&) {
-    return unary_abstract(name, accept, in);
-  };
-  p.impl = [name](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
-    return unary_impl(name, args, out_avals, K{});
-  };
+  elementwise::define_unary<K>(p, kLayer, accept);
 }
 
 void define_round() {
@@ -280,127 +235,91 @@ void define_round() {
                                   "(TO_NEAREST_EVEN), got " +
                                       std::to_string(m)));
     }
-    return unary_abstract("round", Accept::kFloating, in);
+    return elementwise::unary_abstract("round", Accept::kFloating, in);
   };
   round.impl = [](std::span<const Array> args, const Params& params,
                   std::span<const Aval> out_avals) {
-    return unary_impl("round", args, out_avals, RoundK{params.get_int("rounding_method") == 1});
+    return elementwise::unary_impl(kLayer, "round", args, out_avals,
+                                   RoundK{params.get_int("rounding_method") == 1});
   };
 }
 
 void define_is_finite() {
   is_finite.abstract_eval = [](std::span<const Aval> in, const Params&) {
-    const Aval x = unary_abstract("is_finite", Accept::kFloating, in)[0];
+    const Aval x = elementwise::unary_abstract("is_finite", Accept::kFloating, in)[0];
     return std::vector<Aval>{Aval{x.shape, DType::kBool, false}};
   };
   is_finite.impl = [](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
-    return unary_impl("is_finite", args, out_avals, IsFiniteK{});
+    return elementwise::unary_impl(kLayer, "is_finite", args, out_avals, IsFiniteK{});
   };
 }
 
 // ---------------------------------------------------------------- JVP rules (JAX's lax rules)
 
-using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
-
-// A rule from the primal function and the tangent map (t, x, out) -> tangent; undefined
-// tangents and integer outputs give symbolic zeros.
-template <class F, class D>
-JvpRule unary_jvp(F f, D d) {
-  return [f, d](std::span<const Array> p, std::span<const Array> t, const Params&) -> JvpOut {
-    Array out = f(p[0]);
-    if (!t[0].defined() || !ad::has_tangent(out.dtype())) return {{out}, {Array()}};
-    return {{out}, {d(t[0], p[0], out)}};
-  };
-}
-
-// Piecewise-constant ops (sign, floor, ceil, round, is_finite): a zero tangent.
-JvpRule zero_jvp(const Primitive& prim) {
-  const Primitive* pp = &prim;
-  return [pp](std::span<const Array> p, std::span<const Array>, const Params& params) -> JvpOut {
-    return {tessera::bind(*pp, p, params), {Array()}};
-  };
-}
-
-Array c(double v, const Array& like) { return ad::scalar_const(v, like.dtype()); }
-
 using lax::mul;
 
 void set_jvp_rules() {
   // JAX's rule: select(x >= 0, t, -t), so the derivative at x == 0 (and -0) is 1.
-  abs.jvp = unary_jvp([](const Array& x) { return lax::abs(x); },
-                      [](const Array& t, const Array& x, const Array&) {
-                        return lax::select_n(lax::ge(x, c(0.0, x)), {lax::neg(t), t});
-                      });
-  for (Primitive* p : {&sign, &floor, &ceil, &round, &is_finite}) p->jvp = zero_jvp(*p);
+  abs.jvp = unary_jvp(abs, [](const Array& t, const Array& x, const Array&) {
+    return lax::select_n(lax::ge(x, c(0.0, x)), {lax::neg(t), t});
+  });
+  // Piecewise-constant ops: a zero tangent.
+  for (Primitive* p : {&sign, &floor, &ceil, &round, &is_finite}) p->jvp = ad::zero_jvp(*p);
   // t * ln2 * out
-  exp2.jvp = unary_jvp([](const Array& x) { return lax::exp2(x); },
-                       [](const Array& t, const Array& x, const Array& o) {
-                         return mul(c(0.693147180559945309417232121458, x), mul(t, o));
-                       });
+  exp2.jvp = unary_jvp(exp2, [](const Array& t, const Array& x, const Array& o) {
+    return mul(c(0.693147180559945309417232121458, x), mul(t, o));
+  });
   // t * (out + 1)
-  expm1.jvp = unary_jvp(
-      [](const Array& x) { return lax::expm1(x); },
-      [](const Array& t, const Array&, const Array& o) { return mul(t, lax::add(o, c(1.0, o))); });
+  expm1.jvp = unary_jvp(expm1, [](const Array& t, const Array&, const Array& o) {
+    return mul(t, lax::add(o, c(1.0, o)));
+  });
   // t / (x + 1)
-  log1p.jvp = unary_jvp([](const Array& x) { return lax::log1p(x); },
-                        [](const Array& t, const Array& x, const Array&) {
-                          return lax::div(t, lax::add(x, c(1.0, x)));
-                        });
+  log1p.jvp = unary_jvp(log1p, [](const Array& t, const Array& x, const Array&) {
+    return lax::div(t, lax::add(x, c(1.0, x)));
+  });
   // t * (-0.5 * out / x)
-  rsqrt.jvp = unary_jvp([](const Array& x) { return lax::rsqrt(x); },
-                        [](const Array& t, const Array& x, const Array& o) {
-                          return mul(t, mul(c(-0.5, x), lax::div(o, x)));
-                        });
+  rsqrt.jvp = unary_jvp(rsqrt, [](const Array& t, const Array& x, const Array& o) {
+    return mul(t, mul(c(-0.5, x), lax::div(o, x)));
+  });
   // t * (1/3 * out^-2)
-  cbrt.jvp = unary_jvp([](const Array& x) { return lax::cbrt(x); },
-                       [](const Array& t, const Array& x, const Array& o) {
-                         return mul(t, mul(c(1.0 / 3.0, x), lax::integer_pow(o, -2)));
-                       });
+  cbrt.jvp = unary_jvp(cbrt, [](const Array& t, const Array& x, const Array& o) {
+    return mul(t, mul(c(1.0 / 3.0, x), lax::integer_pow(o, -2)));
+  });
   // t * (1 + out^2)
-  tan.jvp = unary_jvp([](const Array& x) { return lax::tan(x); },
-                      [](const Array& t, const Array& x, const Array& o) {
-                        return mul(t, lax::add(c(1.0, x), lax::square(o)));
-                      });
+  tan.jvp = unary_jvp(tan, [](const Array& t, const Array& x, const Array& o) {
+    return mul(t, lax::add(c(1.0, x), lax::square(o)));
+  });
   // t * rsqrt(1 - x^2), and its negation for acos
-  asin.jvp = unary_jvp([](const Array& x) { return lax::asin(x); },
-                       [](const Array& t, const Array& x, const Array&) {
-                         return mul(t, lax::rsqrt(lax::sub(c(1.0, x), lax::square(x))));
-                       });
-  acos.jvp = unary_jvp([](const Array& x) { return lax::acos(x); },
-                       [](const Array& t, const Array& x, const Array&) {
-                         return mul(t, lax::neg(lax::rsqrt(lax::sub(c(1.0, x), lax::square(x)))));
-                       });
+  asin.jvp = unary_jvp(asin, [](const Array& t, const Array& x, const Array&) {
+    return mul(t, lax::rsqrt(lax::sub(c(1.0, x), lax::square(x))));
+  });
+  acos.jvp = unary_jvp(acos, [](const Array& t, const Array& x, const Array&) {
+    return mul(t, lax::neg(lax::rsqrt(lax::sub(c(1.0, x), lax::square(x)))));
+  });
   // t / (1 + x^2)
-  atan.jvp = unary_jvp([](const Array& x) { return lax::atan(x); },
-                       [](const Array& t, const Array& x, const Array&) {
-                         return lax::div(t, lax::add(c(1.0, x), lax::square(x)));
-                       });
-  sinh.jvp =
-      unary_jvp([](const Array& x) { return lax::sinh(x); },
-                [](const Array& t, const Array& x, const Array&) { return mul(t, lax::cosh(x)); });
-  cosh.jvp =
-      unary_jvp([](const Array& x) { return lax::cosh(x); },
-                [](const Array& t, const Array& x, const Array&) { return mul(t, lax::sinh(x)); });
+  atan.jvp = unary_jvp(atan, [](const Array& t, const Array& x, const Array&) {
+    return lax::div(t, lax::add(c(1.0, x), lax::square(x)));
+  });
+  sinh.jvp = unary_jvp(
+      sinh, [](const Array& t, const Array& x, const Array&) { return mul(t, lax::cosh(x)); });
+  cosh.jvp = unary_jvp(
+      cosh, [](const Array& t, const Array& x, const Array&) { return mul(t, lax::sinh(x)); });
   // t * rsqrt(x^2 + 1)
-  asinh.jvp = unary_jvp([](const Array& x) { return lax::asinh(x); },
-                        [](const Array& t, const Array& x, const Array&) {
-                          return mul(t, lax::rsqrt(lax::add(lax::square(x), c(1.0, x))));
-                        });
+  asinh.jvp = unary_jvp(asinh, [](const Array& t, const Array& x, const Array&) {
+    return mul(t, lax::rsqrt(lax::add(lax::square(x), c(1.0, x))));
+  });
   // t * rsqrt(x^2 - 1)
-  acosh.jvp = unary_jvp([](const Array& x) { return lax::acosh(x); },
-                        [](const Array& t, const Array& x, const Array&) {
-                          return mul(t, lax::rsqrt(lax::sub(lax::square(x), c(1.0, x))));
-                        });
+  acosh.jvp = unary_jvp(acosh, [](const Array& t, const Array& x, const Array&) {
+    return mul(t, lax::rsqrt(lax::sub(lax::square(x), c(1.0, x))));
+  });
   // (1 / (1 + x)) * (t / (1 - x))
-  atanh.jvp = unary_jvp([](const Array& x) { return lax::atanh(x); },
-                        [](const Array& t, const Array& x, const Array&) {
-                          return mul(lax::reciprocal(lax::add(c(1.0, x), x)),
-                                     lax::div(t, lax::sub(c(1.0, x), x)));
-                        });
+  atanh.jvp = unary_jvp(atanh, [](const Array& t, const Array& x, const Array&) {
+    return mul(lax::reciprocal(lax::add(c(1.0, x), x)), lax::div(t, lax::sub(c(1.0, x), x)));
+  });
   // t * (2 * x)
-  square.jvp = unary_jvp(
-      [](const Array& x) { return lax::square(x); },
-      [](const Array& t, const Array& x, const Array&) { return mul(t, mul(c(2.0, x), x)); });
+  square.jvp = unary_jvp(square, [](const Array& t, const Array& x, const Array&) {
+    return mul(t, mul(c(2.0, x), x));
+  });
 }
 
 }  // namespace

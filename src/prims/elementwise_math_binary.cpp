@@ -16,7 +16,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
-#include "prims/broadcast_iter.h"
+#include "prims/elementwise_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "prims/vec_math_extra.h"
@@ -31,9 +31,11 @@ Primitive clamp("clamp");
 
 namespace {
 
+using elementwise::Accept;
+using elementwise::kIsFloat;
 using kernels::is_half_v;
-template <class T>
-inline constexpr bool kIsFloat = is_half_v<T> || std::is_floating_point_v<T>;
+
+constexpr const char* kLayer = "prims/elementwise_math_binary";
 
 // ---------------------------------------------------------------- kernels
 
@@ -100,6 +102,13 @@ void nextafter_run(const T* a, int64_t sa, const T* b, int64_t sb, T* o, int64_t
   }
 }
 
+struct NextafterK : elementwise::FloatKernel {
+  template <class T>
+  void operator()(const T* a, int64_t sa, const T* b, int64_t sb, T* o, int64_t n) const {
+    nextafter_run(a, sa, b, sb, o, n);
+  }
+};
+
 // min(max(x, lo), hi) with NaN propagation (XLA's clamp). 16-bit floats compare as float.
 template <class C>
 inline C clamp_one(C lo, C x, C hi) {
@@ -130,79 +139,7 @@ void clamp_run(const T* lo, int64_t sl, const T* x, int64_t sx, const T* hi, int
   }
 }
 
-// ---------------------------------------------------------------- abstract eval and impl
-
-enum class Accept { kNumber, kFloating };
-
-std::vector<Aval> binary_abstract(const char* op, Accept accept, std::span<const Aval> in) {
-  kernels::check_num_operands(op, in, 2);
-  for (const Aval& a : in) kernels::check_not_extended(op, a);
-  kernels::check_same_dtype(
-      op, in, "convert with convert_element_type or use tessera::numpy which promotes");
-  const DType d = in[0].dtype;
-  if (accept == Accept::kNumber && is_bool(d)) {
-    throw TypeError(op_message(op, "does not accept dtype bool (got " + kernels::avals_list(in) +
-                                       "); accepted dtypes are integers and floats"));
-  }
-  if (accept == Accept::kFloating && !is_floating(d)) {
-    throw TypeError(op_message(op, "requires floating operands, got " + kernels::avals_list(in) +
-                                       "; convert with convert_element_type"));
-  }
-  Shape shape = kernels::broadcast_shapes(op, in);
-  return {Aval{std::move(shape), d, in[0].weak_type && in[1].weak_type}};
-}
-
-[[noreturn]] void rejected(const char* op, DType d) {
-  throw_internal("prims/elementwise_math_binary", std::string(op) + " reached a kernel for dtype " +
-                                                      std::string(dtype_name(d)) +
-                                                      " that abstract_eval rejects");
-}
-
-template <class Op>
-std::vector<Array> binary_impl(const char* op, std::span<const Array> args,
-                               std::span<const Aval> out_avals) {
-  const Aval& oa = out_avals[0];
-  Array out = empty_array(oa, op);
-  const auto plan = kernels::make_plan<2>(oa.shape, {&args[0].shape(), &args[1].shape()});
-  if (plan.size == 0) return {out};
-  kernels::dispatch_dtype(oa.dtype, [&]<class T>() {
-    if constexpr (Op::template accepts<T>) {
-      const T* a = static_cast<const T*>(args[0].raw_data(op));
-      const T* b = static_cast<const T*>(args[1].raw_data(op));
-      T* o = static_cast<T*>(out.buffer()->data());
-      kernels::parallel_runs<2>(
-          plan, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t len) {
-            kernels::run2(a + off[0], plan.inner[0], b + off[1], plan.inner[1], o + oo, len, Op{});
-          });
-    } else {
-      rejected(op, oa.dtype);
-    }
-  });
-  return {out};
-}
-
-std::vector<Array> nextafter_impl(std::span<const Array> args, const Params&,
-                                  std::span<const Aval> out_avals) {
-  const char* op = "nextafter";
-  const Aval& oa = out_avals[0];
-  Array out = empty_array(oa, op);
-  const auto plan = kernels::make_plan<2>(oa.shape, {&args[0].shape(), &args[1].shape()});
-  if (plan.size == 0) return {out};
-  kernels::dispatch_dtype(oa.dtype, [&]<class T>() {
-    if constexpr (kIsFloat<T>) {
-      const T* a = static_cast<const T*>(args[0].raw_data(op));
-      const T* b = static_cast<const T*>(args[1].raw_data(op));
-      T* o = static_cast<T*>(out.buffer()->data());
-      kernels::parallel_runs<2>(
-          plan, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t len) {
-            nextafter_run(a + off[0], plan.inner[0], b + off[1], plan.inner[1], o + oo, len);
-          });
-    } else {
-      rejected(op, oa.dtype);
-    }
-  });
-  return {out};
-}
+// ---------------------------------------------------------------- clamp abstract eval and impl
 
 std::vector<Aval> clamp_abstract(std::span<const Aval> in, const Params&) {
   const char* op = "clamp";
@@ -246,7 +183,7 @@ std::vector<Array> clamp_impl(std::span<const Array> args, const Params&,
 
 // ---------------------------------------------------------------- JVP rules (JAX's)
 
-using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
+using ad::JvpOut;
 
 JvpOut pack(const Array& out, const Array& t) {
   if (!ad::has_tangent(out.dtype()) || !t.defined()) return {{out}, {Array()}};
@@ -332,24 +269,14 @@ batching::BatchOut clamp_batch(std::span<const Array> args, std::span<const int6
 }  // namespace
 
 void register_elementwise_math_binary() {
-  atan2.abstract_eval = [](std::span<const Aval> in, const Params&) {
-    return binary_abstract("atan2", Accept::kFloating, in);
-  };
-  atan2.impl = [](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
-    return binary_impl<Atan2Op>("atan2", args, out_avals);
-  };
+  using elementwise::define_binary;
+  using elementwise::Runs;
+  const char* fix = "; convert with convert_element_type";
+  define_binary<Runs<Atan2Op>>(atan2, kLayer, Accept::kFloating, fix);
+  define_binary<Runs<RemOp>>(rem, kLayer, Accept::kNumber, "");
+  define_binary<NextafterK>(nextafter, kLayer, Accept::kFloating, fix);
   atan2.jvp = atan2_jvp;
-  rem.abstract_eval = [](std::span<const Aval> in, const Params&) {
-    return binary_abstract("rem", Accept::kNumber, in);
-  };
-  rem.impl = [](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
-    return binary_impl<RemOp>("rem", args, out_avals);
-  };
   rem.jvp = rem_jvp;
-  nextafter.abstract_eval = [](std::span<const Aval> in, const Params&) {
-    return binary_abstract("nextafter", Accept::kFloating, in);
-  };
-  nextafter.impl = nextafter_impl;
   nextafter.jvp = nextafter_jvp;
   // lax broadcasting stretches size-1 axes: only batched operands that disagree move.
   for (Primitive* p : {&atan2, &rem, &nextafter}) {

@@ -9,7 +9,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
-#include "prims/broadcast_iter.h"
+#include "prims/elementwise_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "prims/vec_math.h"
@@ -30,14 +30,17 @@ Primitive integer_pow("integer_pow");
 namespace {
 
 namespace vmath = kernels::vmath;
+using elementwise::Accept;
+using elementwise::c;
+using elementwise::FloatKernel;
+using elementwise::NumberKernel;
+using elementwise::unary_jvp;
+using elementwise::wrap_t;
 
-template <class T>
-using wrap_t = std::make_unsigned_t<std::common_type_t<T, unsigned>>;
-
-enum class Accept { kNumber, kFloating };
+constexpr const char* kLayer = "prims/elementwise_unary";
 
 // Kernels: operator()(const C* x, C* y, n) over compute types (C = float for 16-bit floats).
-struct NegK {
+struct NegK : NumberKernel {
   template <class C>
   void operator()(const C* x, C* y, int64_t n) const {
     if constexpr (std::is_integral_v<C>) {
@@ -88,7 +91,7 @@ double tanh_f64(double x) { return std::tanh(x); }
 
 // A floating kernel from a float32 array function and a float64 element function (libm).
 #define TESSERA_FLOAT_KERNEL(Name, f32_n, f64)            \
-  struct Name {                                           \
+  struct Name : FloatKernel {                             \
     template <class C>                                    \
     void operator()(const C* x, C* y, int64_t n) const {  \
       if constexpr (std::is_same_v<C, float>) {           \
@@ -106,7 +109,7 @@ TESSERA_FLOAT_KERNEL(SinK, sin_f32, sin_f64)
 TESSERA_FLOAT_KERNEL(CosK, cos_f32, cos_f64)
 #undef TESSERA_FLOAT_KERNEL
 
-struct SqrtK {
+struct SqrtK : FloatKernel {
   template <class C>
   void operator()(const C* x, C* y, int64_t n) const {
     if constexpr (std::is_floating_point_v<C>) vmath::sqrt_n(x, y, n);
@@ -116,6 +119,8 @@ struct SqrtK {
 // x^y by repeated squaring (in the dtype, wrapping for integers); 1/x^|y| for negative y.
 // Blocks keep each squaring step a plain vectorizable loop.
 struct IntegerPowK {
+  template <class T>
+  static constexpr bool accepts = elementwise::kIsNumber<T>;
   int64_t y;
   template <class C>
   static C mul(C a, C b) {
@@ -152,57 +157,15 @@ struct IntegerPowK {
   }
 };
 
-std::vector<Aval> unary_abstract(const char* op, Accept accept, std::span<const Aval> in) {
-  kernels::check_num_operands(op, in, 1);
-  const Aval& x = in[0];
-  kernels::check_not_extended(op, x);
-  if (accept == Accept::kFloating && !is_floating(x.dtype)) {
-    throw TypeError(op_message(op, "requires a floating dtype, got " + x.str() +
-                                       "; convert with convert_element_type (tessera::numpy "
-                                       "promotes integers for you)"));
-  }
-  if (accept == Accept::kNumber && is_bool(x.dtype)) {
-    throw TypeError(op_message(op, "does not accept dtype bool (got " + x.str() +
-                                       "); accepted dtypes are integers and floats"));
-  }
-  return {x};
-}
-
-template <class K>
-std::vector<Array> unary_impl(const char* op, std::span<const Array> args,
-                              std::span<const Aval> out_avals, const K& kernel) {
-  const Aval& oa = out_avals[0];
-  Array out = empty_array(oa, op);
-  const int64_t n = oa.size();
-  if (n == 0) return {out};
-  kernels::dispatch_dtype(oa.dtype, [&]<class T>() {
-    if constexpr (std::is_same_v<T, bool>) {
-      throw_internal("prims/elementwise_unary",
-                     std::string(op) + " reached a bool kernel that abstract_eval rejects");
-    } else {
-      const T* x = static_cast<const T*>(args[0].raw_data(op));
-      T* y = static_cast<T*>(out.buffer()->data());
-      kernels::parallel_map(x, y, n, kernel);
-    }
-  });
-  return {out};
-}
-
 template <class K>
 void define(Primitive& p, Accept accept) {
-  const char* name = p.name().c_str();
-  p.abstract_eval = [name, accept](std::span<const Aval> in, const Params&) {
-    return unary_abstract(name, accept, in);
-  };
-  p.impl = [name](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
-    return unary_impl(name, args, out_avals, K{});
-  };
+  elementwise::define_unary<K>(p, kLayer, accept);
   register_primitive(p);
 }
 
 void define_integer_pow() {
   integer_pow.abstract_eval = [](std::span<const Aval> in, const Params& params) {
-    std::vector<Aval> out = unary_abstract("integer_pow", Accept::kNumber, in);
+    std::vector<Aval> out = elementwise::unary_abstract("integer_pow", Accept::kNumber, in);
     const int64_t y = params.get_int("y");
     if (y < 0 && !is_floating(in[0].dtype)) {
       throw TypeError(
@@ -214,27 +177,15 @@ void define_integer_pow() {
   };
   integer_pow.impl = [](std::span<const Array> args, const Params& params,
                         std::span<const Aval> out_avals) {
-    return unary_impl("integer_pow", args, out_avals, IntegerPowK{params.get_int("y")});
+    return elementwise::unary_impl(kLayer, "integer_pow", args, out_avals,
+                                   IntegerPowK{params.get_int("y")});
   };
   register_primitive(integer_pow);
 }
 
 // ---- JVP and transpose rules (JAX's lax rules; lax ops only, so they work under any trace).
 
-using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
-
-// A unary rule from its primal function and its tangent map (t, x, out) -> tangent. Undefined
-// tangents and integer/bool dtypes give symbolic-zero tangents.
-template <class F, class D>
-JvpRule unary_jvp(F f, D d) {
-  return [f, d](std::span<const Array> p, std::span<const Array> t, const Params&) -> JvpOut {
-    Array out = f(p[0]);
-    if (!t[0].defined() || !ad::has_tangent(out.dtype())) return {{out}, {Array()}};
-    return {{out}, {d(t[0], p[0], out)}};
-  };
-}
-
-Array c(double v, const Array& like) { return ad::scalar_const(v, like.dtype()); }
+using elementwise::JvpOut;
 
 JvpOut integer_pow_jvp(std::span<const Array> p, std::span<const Array> t, const Params& params) {
   const int64_t y = params.get_int("y");
@@ -253,35 +204,29 @@ std::vector<Array> neg_transpose(std::span<const Array> ct, std::span<const Arra
 }
 
 void set_ad_rules() {
-  neg.jvp = unary_jvp([](const Array& x) { return lax::neg(x); },
-                      [](const Array& t, const Array&, const Array&) { return lax::neg(t); });
+  neg.jvp = unary_jvp(neg, [](const Array& t, const Array&, const Array&) { return lax::neg(t); });
   neg.transpose = neg_transpose;
-  exp.jvp = unary_jvp([](const Array& x) { return lax::exp(x); },
-                      [](const Array& t, const Array&, const Array& o) { return lax::mul(t, o); });
-  log.jvp = unary_jvp([](const Array& x) { return lax::log(x); },
-                      [](const Array& t, const Array& x, const Array&) { return lax::div(t, x); });
+  exp.jvp =
+      unary_jvp(exp, [](const Array& t, const Array&, const Array& o) { return lax::mul(t, o); });
+  log.jvp =
+      unary_jvp(log, [](const Array& t, const Array& x, const Array&) { return lax::div(t, x); });
   sin.jvp = unary_jvp(
-      [](const Array& x) { return lax::sin(x); },
-      [](const Array& t, const Array& x, const Array&) { return lax::mul(t, lax::cos(x)); });
-  cos.jvp = unary_jvp([](const Array& x) { return lax::cos(x); },
-                      [](const Array& t, const Array& x, const Array&) {
-                        return lax::neg(lax::mul(t, lax::sin(x)));
-                      });
+      sin, [](const Array& t, const Array& x, const Array&) { return lax::mul(t, lax::cos(x)); });
+  cos.jvp = unary_jvp(cos, [](const Array& t, const Array& x, const Array&) {
+    return lax::neg(lax::mul(t, lax::sin(x)));
+  });
   // t * (1 - out^2)
-  tanh.jvp = unary_jvp([](const Array& x) { return lax::tanh(x); },
-                       [](const Array& t, const Array&, const Array& o) {
-                         return lax::mul(t, lax::sub(c(1.0, o), lax::mul(o, o)));
-                       });
+  tanh.jvp = unary_jvp(tanh, [](const Array& t, const Array&, const Array& o) {
+    return lax::mul(t, lax::sub(c(1.0, o), lax::mul(o, o)));
+  });
   // t * out * (1 - out)
-  logistic.jvp = unary_jvp([](const Array& x) { return lax::logistic(x); },
-                           [](const Array& t, const Array&, const Array& o) {
-                             return lax::mul(t, lax::mul(o, lax::sub(c(1.0, o), o)));
-                           });
+  logistic.jvp = unary_jvp(logistic, [](const Array& t, const Array&, const Array& o) {
+    return lax::mul(t, lax::mul(o, lax::sub(c(1.0, o), o)));
+  });
   // t / (2 * out)
-  sqrt.jvp = unary_jvp([](const Array& x) { return lax::sqrt(x); },
-                       [](const Array& t, const Array&, const Array& o) {
-                         return lax::div(t, lax::mul(c(2.0, o), o));
-                       });
+  sqrt.jvp = unary_jvp(sqrt, [](const Array& t, const Array&, const Array& o) {
+    return lax::div(t, lax::mul(c(2.0, o), o));
+  });
   integer_pow.jvp = integer_pow_jvp;
 }
 

@@ -40,6 +40,8 @@ Primitive reduce_xor("reduce_xor");
 
 namespace {
 
+using ad::one;
+
 using kernels::compute_t;
 using runtime::parallel_for;
 
@@ -99,53 +101,33 @@ struct SumOp {
   }
 };
 
-struct MaxOp {
-  static constexpr const char* kName = "reduce_max";
+// reduce_max (kMax) and reduce_min: NaN wins; on bool, logical or / and.
+template <bool kMax>
+struct ExtremumOp {
+  static constexpr const char* kName = kMax ? "reduce_max" : "reduce_min";
   template <class A>
   static constexpr bool kAccepts = true;
   template <class A>
   static A identity() {
     if constexpr (std::is_same_v<A, bool>)
-      return false;
+      return !kMax;
     else if constexpr (std::is_floating_point_v<A>)
-      return -std::numeric_limits<A>::infinity();
+      return kMax ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
     else
-      return std::numeric_limits<A>::lowest();
+      return kMax ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
   }
   template <class A>
   static A combine(A a, A b) {
     if constexpr (std::is_same_v<A, bool>)
-      return a | b;
+      return kMax ? (a | b) : (a & b);
     else if constexpr (std::is_floating_point_v<A>)
-      return (b > a || b != b) ? b : a;  // NaN wins
+      return ((kMax ? b > a : b < a) || b != b) ? b : a;  // NaN wins
     else
-      return b > a ? b : a;
+      return (kMax ? b > a : b < a) ? b : a;
   }
 };
-
-struct MinOp {
-  static constexpr const char* kName = "reduce_min";
-  template <class A>
-  static constexpr bool kAccepts = true;
-  template <class A>
-  static A identity() {
-    if constexpr (std::is_same_v<A, bool>)
-      return true;
-    else if constexpr (std::is_floating_point_v<A>)
-      return std::numeric_limits<A>::infinity();
-    else
-      return std::numeric_limits<A>::max();
-  }
-  template <class A>
-  static A combine(A a, A b) {
-    if constexpr (std::is_same_v<A, bool>)
-      return a & b;
-    else if constexpr (std::is_floating_point_v<A>)
-      return (b < a || b != b) ? b : a;  // NaN wins
-    else
-      return b < a ? b : a;
-  }
-};
+using MaxOp = ExtremumOp<true>;
+using MinOp = ExtremumOp<false>;
 
 // Integer products wrap: the low bits of a product depend only on the low bits of its factors,
 // so multiplying in uint64 and truncating is exact modular arithmetic (no signed overflow).
@@ -594,12 +576,6 @@ std::vector<Array> reduce_impl(const char* op, std::span<const Array> args, cons
 // ---------------------------------------------------------------- autodiff rules (JAX's lax)
 // Rules compute only with tessera::lax so that they work under any trace.
 
-std::vector<Array> one(Array a) {
-  std::vector<Array> v;
-  v.push_back(std::move(a));
-  return v;
-}
-
 // The operand dims a reduction over `axes` keeps (the output's dims, in order).
 std::vector<int64_t> kept_dims(int64_t rank, const std::vector<int64_t>& axes) {
   std::vector<int64_t> kept;
@@ -676,15 +652,6 @@ std::pair<std::vector<Array>, std::vector<Array>> reduce_prod_jvp(std::span<cons
   return {one(out), one(t)};
 }
 
-// The logical reductions have integer/bool outputs: no tangents.
-JvpRule logical_jvp(const Primitive& prim) {
-  const Primitive* pp = &prim;
-  return [pp](std::span<const Array> primals, std::span<const Array>,
-              const Params& p) -> std::pair<std::vector<Array>, std::vector<Array>> {
-    return {one(tessera::bind1(*pp, {primals[0]}, p)), one(Array())};
-  };
-}
-
 // Batching: reduce the same logical axes, shifted past the batch axis, which stays put; it
 // lands after the kept axes that precede it.
 BatchRule reduce_batch(const Primitive& prim) {
@@ -729,7 +696,8 @@ void register_reductions() {
   reduce_max.jvp = chooser_jvp(reduce_max);
   reduce_min.jvp = chooser_jvp(reduce_min);
   reduce_prod.jvp = reduce_prod_jvp;
-  for (Primitive* prim : {&reduce_and, &reduce_or, &reduce_xor}) prim->jvp = logical_jvp(*prim);
+  // The logical reductions have integer/bool outputs: no tangents.
+  for (Primitive* prim : {&reduce_and, &reduce_or, &reduce_xor}) prim->jvp = ad::zero_jvp(*prim);
 }
 
 }  // namespace tessera::prims

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
@@ -21,6 +22,8 @@ Primitive transpose("transpose");
 Primitive iota("iota");
 
 namespace {
+
+using ad::one;
 
 using runtime::parallel_for;
 
@@ -525,26 +528,12 @@ std::vector<Array> iota_impl(std::span<const Array>, const Params& p, std::span<
 // ---------------------------------------------------------------- autodiff rules (JAX's lax)
 // Rules compute only with tessera::lax so that they work under any trace.
 
-// A tangent that is a symbolic zero: undefined, or the primal is not inexact (integer/bool
-// inputs always have zero tangents).
-bool zero_tangent(const Array& primal, const Array& tangent) {
-  return !tangent.defined() || !is_inexact(primal.dtype());
-}
-
-std::vector<Array> one(Array a) {
-  std::vector<Array> v;
-  v.push_back(std::move(a));
-  return v;
-}
-
 std::pair<std::vector<Array>, std::vector<Array>> broadcast_in_dim_jvp(
     std::span<const Array> primals, std::span<const Array> tangents, const Params& p) {
   const auto& shape = p.get_ints("shape");
   const auto& bdims = p.get_ints("broadcast_dimensions");
-  Array out = lax::broadcast_in_dim(primals[0], shape, bdims);
-  Array t;
-  if (!zero_tangent(primals[0], tangents[0])) t = lax::broadcast_in_dim(tangents[0], shape, bdims);
-  return {one(out), one(t)};
+  return ad::linear_jvp(primals, tangents,
+                        [&](const Array& x) { return lax::broadcast_in_dim(x, shape, bdims); });
 }
 
 // Sums ct over the new dims and the dims the operand broadcast from size 1, then reshapes to
@@ -574,10 +563,7 @@ std::pair<std::vector<Array>, std::vector<Array>> reshape_jvp(std::span<const Ar
                                                               std::span<const Array> tangents,
                                                               const Params& p) {
   const auto& ns = p.get_ints("new_sizes");
-  Array out = lax::reshape(primals[0], ns);
-  Array t;
-  if (!zero_tangent(primals[0], tangents[0])) t = lax::reshape(tangents[0], ns);
-  return {one(out), one(t)};
+  return ad::linear_jvp(primals, tangents, [&](const Array& x) { return lax::reshape(x, ns); });
 }
 
 std::vector<Array> reshape_transpose(std::span<const Array> cts, std::span<const Array>,
@@ -589,10 +575,7 @@ std::pair<std::vector<Array>, std::vector<Array>> transpose_jvp(std::span<const 
                                                                 std::span<const Array> tangents,
                                                                 const Params& p) {
   const auto& perm = p.get_ints("permutation");
-  Array out = lax::transpose(primals[0], perm);
-  Array t;
-  if (!zero_tangent(primals[0], tangents[0])) t = lax::transpose(tangents[0], perm);
-  return {one(out), one(t)};
+  return ad::linear_jvp(primals, tangents, [&](const Array& x) { return lax::transpose(x, perm); });
 }
 
 std::vector<Array> transpose_transpose(std::span<const Array> cts, std::span<const Array>,

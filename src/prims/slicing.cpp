@@ -31,19 +31,11 @@ Primitive dynamic_update_slice("dynamic_update_slice");
 
 namespace {
 
+using ad::JvpOut;
+using ad::one;
+using ad::zero_tangent;
 using batching::BatchOut;
 using batching::kNotMapped;
-using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
-
-std::vector<Array> one(Array a) {
-  std::vector<Array> v;
-  v.push_back(std::move(a));
-  return v;
-}
-
-bool zero_tangent(const Array& primal, const Array& tangent) {
-  return !tangent.defined() || !is_inexact(primal.dtype());
-}
 
 std::string ints_str(const std::vector<int64_t>& v) { return shape_str(v); }
 
@@ -149,10 +141,7 @@ std::vector<Array> slice_impl(std::span<const Array> args, const Params& p,
 }
 
 JvpOut slice_jvp(std::span<const Array> primals, std::span<const Array> tangents, const Params& p) {
-  Array out = bind1(slice, {primals[0]}, p);
-  Array t;
-  if (!zero_tangent(primals[0], tangents[0])) t = bind1(slice, {tangents[0]}, p);
-  return {one(out), one(t)};
+  return ad::linear_jvp(primals, tangents, [&](const Array& x) { return bind1(slice, {x}, p); });
 }
 
 // The cotangent goes back where it was taken from: pad with zeros, interior = stride - 1.
@@ -264,10 +253,8 @@ JvpOut dynamic_slice_jvp(std::span<const Array> primals, std::span<const Array> 
                          const Params& p) {
   const auto& sizes = p.get_ints("slice_sizes");
   const auto starts = primals.subspan(1);
-  Array out = bind_ds(primals[0], starts, sizes);
-  Array t;
-  if (!zero_tangent(primals[0], tangents[0])) t = bind_ds(tangents[0], starts, sizes);
-  return {one(out), one(t)};
+  return ad::linear_jvp(primals, tangents,
+                        [&](const Array& x) { return bind_ds(x, starts, sizes); });
 }
 
 // Linear in the operand: the cotangent is written into zeros at the (same, clamped) place.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/prims.h"
 #include "prims/slicing_kernels.h"
@@ -16,18 +17,9 @@ Primitive rev("rev");
 
 namespace {
 
+using ad::one;
+
 using batching::BatchOut;
-
-std::vector<Array> one(Array a) {
-  std::vector<Array> v;
-  v.push_back(std::move(a));
-  return v;
-}
-
-// Integer/bool primals and undefined tangents are symbolic zeros.
-bool zero_tangent(const Array& primal, const Array& tangent) {
-  return !tangent.defined() || !is_inexact(primal.dtype());
-}
 
 // ---------------------------------------------------------------- squeeze
 
@@ -76,11 +68,9 @@ std::pair<std::vector<Array>, std::vector<Array>> squeeze_jvp(std::span<const Ar
                                                               std::span<const Array> tangents,
                                                               const Params& p) {
   const auto& dims = p.get_ints("dimensions");
-  Array out = bind1(squeeze, {primals[0]}, Params{{"dimensions", dims}});
-  Array t;
-  if (!zero_tangent(primals[0], tangents[0]))
-    t = bind1(squeeze, {tangents[0]}, Params{{"dimensions", dims}});
-  return {one(out), one(t)};
+  return ad::linear_jvp(primals, tangents, [&](const Array& x) {
+    return bind1(squeeze, {x}, Params{{"dimensions", dims}});
+  });
 }
 
 // The cotangent gets the squeezed size-1 dims back: a reshape (JAX's expand_dims).
@@ -150,10 +140,7 @@ std::pair<std::vector<Array>, std::vector<Array>> rev_jvp(std::span<const Array>
                                                           std::span<const Array> tangents,
                                                           const Params& p) {
   const auto& dims = p.get_ints("dimensions");
-  Array out = lax::rev(primals[0], dims);
-  Array t;
-  if (!zero_tangent(primals[0], tangents[0])) t = lax::rev(tangents[0], dims);
-  return {one(out), one(t)};
+  return ad::linear_jvp(primals, tangents, [&](const Array& x) { return lax::rev(x, dims); });
 }
 
 std::vector<Array> rev_transpose(std::span<const Array> cts, std::span<const Array>,
