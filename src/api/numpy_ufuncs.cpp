@@ -115,15 +115,10 @@ Array round(const ArrayLike& xl, int64_t decimals) {
   const auto rnd = [&](const Array& v) {
     if (decimals == 0) return lax::round(v, lax::RoundingMethod::kToNearestEven);
     // As jnp: x * 10^d rounded, then / 10^d (16-bit floats scale in float32 to avoid overflow).
-    // Where x * 10^d overflows, x is already a multiple of 10^-d at this precision: keep it
-    // (jnp returns inf there; NumPy returns x).
+    // As jnp (and NumPy's float64 path): x * 10^d, rounded to even, / 10^d; where x * 10^d
+    // overflows the result is inf.
     const Array f = c(std::pow(10.0, static_cast<double>(decimals)), v);
-    const Array scaled = lax::mul(v, f);
-    const Array r = lax::div(lax::round(scaled, lax::RoundingMethod::kToNearestEven), f);
-    if (decimals < 0) return r;
-    const Array overflow =
-        lax::bitwise_and(lax::bitwise_not(lax::is_finite(scaled)), lax::is_finite(v));
-    return sel(overflow, {r, v});
+    return lax::div(lax::round(lax::mul(v, f), lax::RoundingMethod::kToNearestEven), f);
   };
   if (x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16)
     return lax::convert_element_type(rnd(lax::convert_element_type(x, DType::kFloat32)), x.dtype());

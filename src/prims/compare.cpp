@@ -20,9 +20,7 @@ Primitive ge("ge");
 namespace {
 
 // Every dtype, a bool result (elementwise_util.h).
-struct CompareOp {
-  template <class T>
-  static constexpr bool accepts = true;
+struct CompareOp : elementwise::AnyKernel {
   template <class S>
   using result = bool;
 };

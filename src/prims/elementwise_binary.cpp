@@ -29,15 +29,11 @@ Primitive pow("pow");
 namespace {
 
 using elementwise::Accept;
-using elementwise::kIsFloat;
-using elementwise::kIsNumber;
 using elementwise::wrap_t;
 
 constexpr const char* kLayer = "prims/elementwise_binary";
 
-struct AddOp {
-  template <class T>
-  static constexpr bool accepts = kIsNumber<T>;
+struct AddOp : elementwise::NumberKernel {
   template <class C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)
@@ -46,9 +42,7 @@ struct AddOp {
       return a + b;
   }
 };
-struct SubOp {
-  template <class T>
-  static constexpr bool accepts = kIsNumber<T>;
+struct SubOp : elementwise::NumberKernel {
   template <class C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)
@@ -57,9 +51,7 @@ struct SubOp {
       return a - b;
   }
 };
-struct MulOp {
-  template <class T>
-  static constexpr bool accepts = kIsNumber<T>;
+struct MulOp : elementwise::NumberKernel {
   template <class C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)
@@ -68,9 +60,7 @@ struct MulOp {
       return a * b;
   }
 };
-struct DivOp {
-  template <class T>
-  static constexpr bool accepts = kIsNumber<T>;
+struct DivOp : elementwise::NumberKernel {
   template <class C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
@@ -85,9 +75,7 @@ struct DivOp {
   }
 };
 // NaN-propagating: if either operand is NaN the result is NaN. On bool: logical or / and.
-struct MaxOp {
-  template <class T>
-  static constexpr bool accepts = true;
+struct MaxOp : elementwise::AnyKernel {
   template <class C>
   C operator()(C a, C b) const {
     const C m = a > b ? a : b;
@@ -97,9 +85,7 @@ struct MaxOp {
       return m;
   }
 };
-struct MinOp {
-  template <class T>
-  static constexpr bool accepts = true;
+struct MinOp : elementwise::AnyKernel {
   template <class C>
   C operator()(C a, C b) const {
     const C m = a < b ? a : b;
@@ -110,9 +96,7 @@ struct MinOp {
   }
 };
 // In the dtype's precision: powf for f32/f16/bf16, pow for f64.
-struct PowOp {
-  template <class T>
-  static constexpr bool accepts = kIsFloat<T>;
+struct PowOp : elementwise::FloatKernel {
   template <class C>
   C operator()(C a, C b) const {
     if constexpr (std::is_floating_point_v<C>)

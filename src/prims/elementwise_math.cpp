@@ -59,22 +59,14 @@ using elementwise::wrap_t;
 
 constexpr const char* kLayer = "prims/elementwise_math";
 
-// The float32 array loops are also compiled for x86-64-v4 and picked at load time (as in
-// elementwise_unary.cpp); both clones compute the same IEEE operations.
-#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
-#define TESSERA_MATH_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
-#else
-#define TESSERA_MATH_CLONES
-#endif
-
 // ---------------------------------------------------------------- kernels
 
 // Kernels: operator()(const C* x, R* y, n) over compute types (C = float for 16-bit floats);
 // R is C, or bool for is_finite (elementwise_util.h: accepts, result).
 
-#define TESSERA_F32_LOOP(name, expr)                                   \
-  TESSERA_MATH_CLONES void name(const float* x, float* y, int64_t n) { \
-    for (int64_t i = 0; i < n; ++i) y[i] = expr;                       \
+#define TESSERA_F32_LOOP(name, expr)                                     \
+  TESSERA_AVX512_CLONES void name(const float* x, float* y, int64_t n) { \
+    for (int64_t i = 0; i < n; ++i) y[i] = expr;                         \
   }
 TESSERA_F32_LOOP(floor_f32, vmath::floor(x[i]))
 TESSERA_F32_LOOP(ceil_f32, vmath::ceil(x[i]))
@@ -90,7 +82,7 @@ TESSERA_F32_LOOP(asinh_f32, vmath::asinh(x[i]))
 TESSERA_F32_LOOP(acosh_f32, vmath::acosh(x[i]))
 TESSERA_F32_LOOP(atanh_f32, vmath::atanh(x[i]))
 #undef TESSERA_F32_LOOP
-TESSERA_MATH_CLONES void tan_f32(const float* x, float* y, int64_t n) { vmath::tan_n(x, y, n); }
+TESSERA_AVX512_CLONES void tan_f32(const float* x, float* y, int64_t n) { vmath::tan_n(x, y, n); }
 
 double floor_f64(double x) { return std::floor(x); }
 double ceil_f64(double x) { return std::ceil(x); }

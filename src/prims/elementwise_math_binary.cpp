@@ -32,7 +32,6 @@ Primitive clamp("clamp");
 namespace {
 
 using elementwise::Accept;
-using elementwise::kIsFloat;
 using kernels::is_half_v;
 
 constexpr const char* kLayer = "prims/elementwise_math_binary";
@@ -40,9 +39,7 @@ constexpr const char* kLayer = "prims/elementwise_math_binary";
 // ---------------------------------------------------------------- kernels
 
 // float32 through float64 libm, rounded once.
-struct Atan2Op {
-  template <class T>
-  static constexpr bool accepts = kIsFloat<T>;
+struct Atan2Op : elementwise::FloatKernel {
   template <class C>
   C operator()(C a, C b) const {
     if constexpr (std::is_same_v<C, float>)
@@ -54,9 +51,7 @@ struct Atan2Op {
   }
 };
 
-struct RemOp {
-  template <class T>
-  static constexpr bool accepts = !std::is_same_v<T, bool>;
+struct RemOp : elementwise::NumberKernel {
   template <class C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {

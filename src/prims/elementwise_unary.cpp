@@ -51,15 +51,7 @@ struct NegK : NumberKernel {
   }
 };
 
-// The float32 array loops are compute-bound, so they are also compiled for x86-64-v4 (AVX-512)
-// and picked at load time where the CPU has it (about 2x on Zen 4); x86-64-v3 stays the floor.
-// Both clones compute the same IEEE operations (explicit fma, no contraction): same bits.
-#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
-#define TESSERA_AVX512_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
-#else
-#define TESSERA_AVX512_CLONES
-#endif
-
+// The float32 array loops (TESSERA_AVX512_CLONES: vec_math.h).
 TESSERA_AVX512_CLONES void exp_f32(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = vmath::exp(x[i]);
 }

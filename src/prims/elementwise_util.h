@@ -38,6 +38,10 @@ template <class T>
 using wrap_t = std::make_unsigned_t<std::common_type_t<T, unsigned>>;
 
 // Bases naming the dtypes a kernel has code for.
+struct AnyKernel {
+  template <class T>
+  static constexpr bool accepts = true;
+};
 struct NumberKernel {
   template <class T>
   static constexpr bool accepts = kIsNumber<T>;
@@ -47,24 +51,19 @@ struct FloatKernel {
   static constexpr bool accepts = kIsFloat<T>;
 };
 
+// K::storage<T> where the kernel names one, else T; K::result<S> where it names one, else S.
 template <class K, class T>
-struct storage_of {
-  using type = T;
-};
+auto storage_probe(int) -> typename K::template storage<T>;
 template <class K, class T>
-requires requires { typename K::template storage<T>; }
-struct storage_of<K, T> {
-  using type = typename K::template storage<T>;
-};
+auto storage_probe(long) -> T;
 template <class K, class S>
-struct result_of {
-  using type = S;
-};
+auto result_probe(int) -> typename K::template result<S>;
 template <class K, class S>
-requires requires { typename K::template result<S>; }
-struct result_of<K, S> {
-  using type = typename K::template result<S>;
-};
+auto result_probe(long) -> S;
+template <class K, class T>
+using storage_t = decltype(storage_probe<K, T>(0));
+template <class K, class S>
+using result_t = decltype(result_probe<K, S>(0));
 
 // ---------------------------------------------------------------- abstract eval
 
@@ -106,8 +105,8 @@ std::vector<Array> unary_impl(const char* layer, const char* op, std::span<const
   const DType d = args[0].dtype();
   kernels::dispatch_dtype(d, [&]<class T>() {
     if constexpr (K::template accepts<T>) {
-      using S = typename storage_of<K, T>::type;
-      using R = typename result_of<K, S>::type;
+      using S = storage_t<K, T>;
+      using R = result_t<K, S>;
       const S* x = static_cast<const S*>(args[0].raw_data(op));
       R* y = static_cast<R*>(out.buffer()->data());
       kernels::parallel_map(x, y, n, kernel);
@@ -140,8 +139,8 @@ std::vector<Array> binary_impl(const char* layer, const char* op, std::span<cons
   const DType d = args[0].dtype();
   kernels::dispatch_dtype(d, [&]<class T>() {
     if constexpr (K::template accepts<T>) {
-      using S = typename storage_of<K, T>::type;
-      using R = typename result_of<K, S>::type;
+      using S = storage_t<K, T>;
+      using R = result_t<K, S>;
       const S* a = static_cast<const S*>(args[0].raw_data(op));
       const S* b = static_cast<const S*>(args[1].raw_data(op));
       R* o = static_cast<R*>(out.buffer()->data());

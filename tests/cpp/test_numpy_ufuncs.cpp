@@ -193,7 +193,14 @@ TEST(NumpyUfuncs, RoundDecimals) {
   for (DType d : {DType::kFloat32, DType::kFloat64, DType::kInt32}) {
     X64Scope x64(d == DType::kFloat64);
     for (int dec : {-2, -1, 0, 1, 3}) {
-      ValueOpts vo{.lo = -500, .hi = 500, .int_full_range = false, .int_lo = -5000, .int_hi = 5000};
+      // No extremes: x * 10^d overflows to inf in the dtype (jnp), where NumPy's float64
+      // reference of a float32 input stays finite.
+      ValueOpts vo{.lo = -500,
+                   .hi = 500,
+                   .extremes = false,
+                   .int_full_range = false,
+                   .int_lo = -5000,
+                   .int_hi = 5000};
       Array x = oracle_array({5, 3}, d, vo);
       b.add("round", "np.manip",
             "{\"fn\": \"round\", \"kwargs\": {\"decimals\": " + json_int(dec) +
