@@ -9,6 +9,7 @@
 #include "tessera/io.h"
 #include "tessera/jaxpr.h"
 #include "tessera/transforms.h"
+#include "tessera/custom_derivatives.h"
 #include "tessera/lax.h"
 #include "tessera/numpy.h"
 #include "tessera/primitive.h"

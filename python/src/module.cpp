@@ -10,4 +10,5 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_numpy_ext(m);
   tessera::python::bind_lax_ext(m);
   tessera::python::bind_transforms(m);
+  tessera::python::bind_custom(m);
 }

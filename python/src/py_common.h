@@ -92,6 +92,8 @@ void bind_array(py::module_& m);
 void bind_dlpack(py::module_& m, py::class_<Array>& cls);
 void bind_ops(py::module_& m);
 void bind_transforms(py::module_& m);
+// custom_jvp_call / custom_vjp_call over Python rules (py_custom.cpp).
+void bind_custom(py::module_& m);
 // Extend the `numpy` and `lax` submodules that bind_ops created (call after it).
 void bind_numpy_ext(py::module_& m);
 void bind_lax_ext(py::module_& m);

@@ -51,6 +51,7 @@ void register_all() {
     prims::register_argminmax();
     prims::register_reduce_generic();
     prims::register_ad_prims();
+    prims::register_custom_derivatives();
     g_registered.store(true, std::memory_order_release);
   });
 }

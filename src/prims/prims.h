@@ -59,6 +59,8 @@ extern Primitive reduce;
 extern Primitive stop_gradient;
 
 void register_ad_prims();
+// custom_derivatives.cpp: custom_jvp_call, custom_vjp_call (custom_derivatives.h).
+void register_custom_derivatives();
 void register_elementwise_binary();
 void register_elementwise_unary();
 void register_compare();

@@ -1,0 +1,109 @@
+// custom_jvp / custom_vjp (custom_derivatives_flat.h) over Python callables. The rules receive
+// and return lists of Arrays; None stands for an undefined Array (a symbolic zero tangent or
+// cotangent). The tessera package (tessera/_src/custom_derivatives.py) handles pytrees,
+// nondiff_argnums and JAX's structure errors around these calls. As in py_transforms.cpp the
+// C++ work runs with the GIL held and each callback takes it (re-entrantly); Python exceptions
+// raised by a rule propagate out unchanged.
+#include <memory>
+#include <string>
+
+#include "py_common.h"
+
+namespace tessera::python {
+
+namespace {
+
+// A Python callable shared by the std::functions the core copies and stores (the rules live on
+// as opaque params of staged jaxprs): copies need no GIL, the last owner takes it to release.
+using PyFn = std::shared_ptr<py::function>;
+
+PyFn share(py::function f) {
+  return PyFn(new py::function(std::move(f)), [](py::function* p) {
+    if (!Py_IsInitialized()) return;  // interpreter gone: leak rather than touch Python
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+py::list to_list(std::span<const Array> xs) {
+  py::list l(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) l[i] = xs[i].defined() ? py::cast(xs[i]) : py::none();
+  return l;
+}
+
+// A list of array-likes from a rule; None gives an undefined Array when allowed.
+std::vector<Array> from_list(py::handle r, bool allow_none, const char* what) {
+  if (!py::isinstance<py::sequence>(r) || py::isinstance<py::str>(r))
+    throw TypeError(std::string("[custom derivative] the flattened ") + what +
+                    " must return a list of arrays");
+  std::vector<Array> out;
+  for (py::handle h : py::reinterpret_borrow<py::sequence>(r)) {
+    if (h.is_none()) {
+      if (!allow_none)
+        throw TypeError(std::string("[custom derivative] the flattened ") + what +
+                        " returned None where an array is required");
+      out.emplace_back();
+    } else {
+      out.push_back(to_array(h));
+    }
+  }
+  return out;
+}
+
+// The two lists of a pair returned by a flattened rule.
+std::pair<py::object, py::object> pair_of(const py::object& r, const char* what) {
+  if (!py::isinstance<py::tuple>(r) && !py::isinstance<py::list>(r))
+    throw TypeError(std::string("[custom derivative] the flattened ") + what +
+                    " must return a pair of lists");
+  py::sequence s = py::reinterpret_borrow<py::sequence>(r);
+  if (s.size() != 2)
+    throw TypeError(std::string("[custom derivative] the flattened ") + what +
+                    " must return a pair of lists");
+  return {s[0], s[1]};
+}
+
+flat::Fun wrap_fun(PyFn f) {
+  return [f = std::move(f)](std::span<const Array> xs) {
+    py::gil_scoped_acquire gil;
+    return from_list((*f)(to_list(xs)), false, "function");
+  };
+}
+
+}  // namespace
+
+void bind_custom(py::module_& m) {
+  m.def(
+      "custom_jvp_call",
+      [](py::function f, py::function jvp, const py::sequence& args, bool symbolic_zeros) {
+        flat::JvpFun rule = [jvp = share(std::move(jvp))](std::span<const Array> ps,
+                                                          std::span<const Array> ts) {
+          py::gil_scoped_acquire gil;
+          auto [po, to] = pair_of((*jvp)(to_list(ps), to_list(ts)), "JVP rule");
+          return std::make_pair(from_list(po, false, "JVP rule"), from_list(to, true, "JVP rule"));
+        };
+        return to_list(
+            flat::custom_jvp_call(wrap_fun(share(std::move(f))), rule, to_arrays(args),
+                                  symbolic_zeros));
+      },
+      py::arg("f"), py::arg("jvp"), py::arg("args"), py::arg("symbolic_zeros") = false);
+  m.def(
+      "custom_vjp_call",
+      [](py::function f, py::function fwd, py::function bwd, const py::sequence& args) {
+        flat::FwdFun ffwd = [fwd = share(std::move(fwd))](std::span<const Array> xs) {
+          py::gil_scoped_acquire gil;
+          auto [outs, res] = pair_of((*fwd)(to_list(xs)), "fwd rule");
+          return std::make_pair(from_list(outs, false, "fwd rule"),
+                                from_list(res, false, "fwd rule"));
+        };
+        flat::BwdFun fbwd = [bwd = share(std::move(bwd))](std::span<const Array> res,
+                                                          std::span<const Array> cts) {
+          py::gil_scoped_acquire gil;
+          return from_list((*bwd)(to_list(res), to_list(cts)), true, "bwd rule");
+        };
+        return to_list(
+            flat::custom_vjp_call(wrap_fun(share(std::move(f))), ffwd, fbwd, to_arrays(args)));
+      },
+      py::arg("f"), py::arg("fwd"), py::arg("bwd"), py::arg("args"));
+}
+
+}  // namespace tessera::python
