@@ -81,9 +81,8 @@ void bind_custom(py::module_& m) {
           auto [po, to] = pair_of((*jvp)(to_list(ps), to_list(ts)), "JVP rule");
           return std::make_pair(from_list(po, false, "JVP rule"), from_list(to, true, "JVP rule"));
         };
-        return to_list(
-            flat::custom_jvp_call(wrap_fun(share(std::move(f))), rule, to_arrays(args),
-                                  symbolic_zeros));
+        return to_list(flat::custom_jvp_call(wrap_fun(share(std::move(f))), rule, to_arrays(args),
+                                             symbolic_zeros));
       },
       py::arg("f"), py::arg("jvp"), py::arg("args"), py::arg("symbolic_zeros") = false);
   m.def(

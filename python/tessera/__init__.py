@@ -24,6 +24,7 @@ from tessera._src.api import (
     vjp,
     vmap,
 )
+from tessera._src.custom_derivatives import custom_jvp, custom_vjp
 from tessera._src.devices import block_until_ready, device_put, devices, local_devices
 from tessera import dlpack
 from tessera import errors
@@ -34,7 +35,8 @@ from tessera import tree_util
 from tessera.lax import stop_gradient
 
 __all__ = [
-    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "device_put", "devices",
+    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "custom_jvp",
+    "custom_vjp", "device_put", "devices",
     "dtypes", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lax",
     "linear_transpose", "linearize", "local_devices", "make_jaxpr", "numpy", "stop_gradient",
     "tree", "tree_util", "value_and_grad", "vjp", "vmap",

@@ -1,0 +1,297 @@
+"""jax.custom_jvp and jax.custom_vjp over Tessera's flat C++ core (custom_derivatives_flat.h).
+
+The decorated function's differentiable arguments are flattened with tessera.tree_util; the core
+stages the function, binds custom_jvp_call / custom_vjp_call and calls the user's rules through
+flat adapters defined here, which rebuild the pytrees, pass the nondiff_argnums values first
+(as JAX does: jvp(*nondiff, primals, tangents), fwd(*args), bwd(*nondiff, res, g)) and raise
+JAX's structure errors. Shape/dtype checks of the rules' outputs are done by the core.
+"""
+import functools
+import inspect
+
+from tessera import _tessera
+from tessera import tree_util
+
+Array = _tessera.Array
+
+__all__ = ["custom_jvp", "custom_vjp"]
+
+
+def _ensure_arrays(leaves):
+    return [x if isinstance(x, Array) else _tessera.asarray(x) for x in leaves]
+
+
+def _fun_name(f):
+    return getattr(f, "__name__", type(f).__name__)
+
+
+def _resolve_args(fun, args, kwargs):
+    """Positional arguments only, defaults applied (JAX binds the call to the signature)."""
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):  # no signature (some builtins): positional calls only
+        if kwargs:
+            raise TypeError(f"{_fun_name(fun)} has no signature to bind keyword arguments "
+                            "to; pass them positionally") from None
+        return tuple(args)
+    try:
+        ba = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"The function {_fun_name(fun)} was called with arguments that do not "
+                        f"bind to its signature: {e}") from None
+    ba.apply_defaults()
+    if ba.kwargs:
+        raise TypeError("keyword-only arguments are not supported by custom_jvp/custom_vjp "
+                        f"functions; got {sorted(ba.kwargs)} for {_fun_name(fun)}")
+    return ba.args
+
+
+class _Split:
+    """The arguments of one call split into static nondiff values and differentiable pytrees."""
+
+    def __init__(self, args, nondiff_argnums, fname):
+        n = len(args)
+        for i in nondiff_argnums:
+            if not -n <= i < n:
+                raise ValueError(f"{fname}: nondiff_argnums {nondiff_argnums} is out of range "
+                                 f"for a function called with {n} positional arguments")
+        nd = sorted({i % n for i in nondiff_argnums})
+        self.n = n
+        self.nondiff_pos = nd
+        self.nondiff = [args[i] for i in nd]
+        self.diff_pos = [i for i in range(n) if i not in set(nd)]
+        diff = tuple(args[i] for i in self.diff_pos)
+        leaves, self.in_tree = tree_util.tree_flatten(diff)
+        self.leaves = _ensure_arrays(leaves)
+
+    def diff_args(self, leaves):
+        return tuple(tree_util.tree_unflatten(self.in_tree, list(leaves)))
+
+    def all_args(self, leaves):
+        full = [None] * self.n
+        for i, v in zip(self.nondiff_pos, self.nondiff):
+            full[i] = v
+        for i, v in zip(self.diff_pos, self.diff_args(leaves)):
+            full[i] = v
+        return full
+
+
+def _flat_primal(fun, split, store):
+    def flat(xs):
+        out = fun(*split.all_args(xs))
+        leaves, store["out_tree"] = tree_util.tree_flatten(out)
+        leaves = _ensure_arrays(leaves)
+        store["out_avals"] = [(x.shape, x.dtype) for x in leaves]
+        return leaves
+
+    return flat
+
+
+class custom_jvp:
+    """jax.custom_jvp: a function with a custom JVP rule, used by jvp, grad (through the JVP,
+    as in JAX), vmap (the rule is vmapped too) and their compositions.
+
+        @custom_jvp
+        def f(x, y): ...
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            return primal_out, tangent_out
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def defjvp(self, jvp):
+        """Set the JVP rule jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out);
+        returns jvp, so it can be used as a decorator. Zero tangents reach the rule as
+        instantiated zeros (JAX's symbolic_zeros=True is not offered)."""
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps):
+        """Set one JVP per argument: jvps[i](tangent_i, primal_out, *primals) gives argument i's
+        contribution to the output tangent (None: the argument contributes zero)."""
+        if self.nondiff_argnums:
+            raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
+
+        def jvp(primals, tangents):
+            primal_out = self(*primals)
+            zeros = tree_util.tree_map(_zeros_like, primal_out)
+            parts = [zeros if rule is None else rule(t, primal_out, *primals)
+                     for t, rule in zip(tangents, jvps)]
+            tangent_out = tree_util.tree_map(_add_all, primal_out, *parts)
+            return primal_out, tangent_out
+
+        self.defjvp(jvp)
+
+    def __call__(self, *args, **kwargs):
+        name = _fun_name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
+        args = _resolve_args(self.fun, args, kwargs)
+        split = _Split(args, self.nondiff_argnums, "custom_jvp")
+        store = {}
+        rule, rule_name = self.jvp, _fun_name(self.jvp)
+
+        def flat_jvp(ps, ts):
+            primals = split.diff_args(ps)
+            tangents = split.diff_args(ts)
+            pair = rule(*split.nondiff, primals, tangents)
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce a "
+                                "pair (list or tuple of length two) representing primal and "
+                                f"tangent outputs, but got {pair}.")
+            primal_out, tangent_out = pair
+            p_leaves, p_tree = tree_util.tree_flatten(primal_out)
+            t_leaves, t_tree = tree_util.tree_flatten(tangent_out)
+            out_tree = store.get("out_tree")
+            if out_tree is not None and p_tree != out_tree:
+                raise TypeError(
+                    f"Custom JVP rule {rule_name} for function {name} must produce a pair (list "
+                    "or tuple of length two) where the first element represents the primal "
+                    "output (equal in value to the output of the custom_jvp-decorated function "
+                    f"{name}, and in particular of the same container/pytree structure), but "
+                    "instead the JVP rule output's first element had container/pytree "
+                    f"structure:\n    {p_tree}\nwhile the custom_jvp-decorated function {name} "
+                    f"had output container/pytree structure:\n    {out_tree}.")
+            if p_tree != t_tree:
+                raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce "
+                                "primal and tangent outputs with equal container (pytree) "
+                                f"structures, but got {p_tree} and {t_tree} respectively.")
+            return _ensure_arrays(p_leaves), _ensure_arrays(t_leaves)
+
+        outs = _tessera.custom_jvp_call(_flat_primal(self.fun, split, store), flat_jvp,
+                                        split.leaves, False)
+        return tree_util.tree_unflatten(store["out_tree"], outs)
+
+
+class custom_vjp:
+    """jax.custom_vjp: a function with a custom reverse-mode rule (vjp, grad, linearize;
+    grad(grad) when bwd is differentiable; vmap). Forward mode raises JAX's TypeError.
+
+        @custom_vjp
+        def f(x, y): ...
+        def f_fwd(x, y): return out, residuals
+        def f_bwd(res, g): return (ct_x, ct_y)
+        f.defvjp(f_fwd, f_bwd)
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = None
+        self.bwd = None
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def defvjp(self, fwd, bwd):
+        """Set fwd(*args) -> (out, residuals) and bwd(*nondiff_args, residuals, g) -> a tuple of
+        cotangents, one per differentiable argument (None: zero)."""
+        self.fwd = fwd
+        self.bwd = bwd
+
+    def __call__(self, *args, **kwargs):
+        name = _fun_name(self.fun)
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+        args = _resolve_args(self.fun, args, kwargs)
+        split = _Split(args, self.nondiff_argnums, "custom_vjp")
+        store = {}
+        fwd, bwd = self.fwd, self.bwd
+        fwd_name = _fun_name(fwd)
+
+        def flat_fwd(xs):
+            pair = fwd(*split.all_args(xs))
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise TypeError(
+                    f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair "
+                    "(list or tuple of length two) where the first element represents the "
+                    "primal output (equal to the output of the custom_vjp-decorated function "
+                    f"{name}) and the second element represents residuals (i.e. values stored "
+                    "from the forward pass for use on the backward pass), but instead of a pair "
+                    f"the fwd rule {fwd_name} produced {pair}.")
+            out, res = pair
+            o_leaves, o_tree = tree_util.tree_flatten(out)
+            out_tree = store.get("out_tree")
+            if out_tree is not None and o_tree != out_tree:
+                raise TypeError(
+                    f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair "
+                    "(list or tuple of length two) where the first element represents the "
+                    "primal output (equal to the output of the custom_vjp-decorated function "
+                    f"{name}) and the second element represents residuals (i.e. values stored "
+                    "from the forward pass for use on the backward pass), but instead the fwd "
+                    "rule output's first element had container/pytree structure:\n"
+                    f"    {o_tree}\nwhile the custom_vjp-decorated function {name} had output "
+                    f"container/pytree structure:\n    {out_tree}.")
+            r_leaves, store["res_tree"] = tree_util.tree_flatten(res)
+            return _ensure_arrays(o_leaves), _ensure_arrays(r_leaves)
+
+        def flat_bwd(res, cts):
+            py_res = tree_util.tree_unflatten(store["res_tree"], res)
+            cts = [_zeros(*aval) if c is None else c
+                   for c, aval in zip(cts, store["out_avals"])]
+            g = tree_util.tree_unflatten(store["out_tree"], cts)
+            return _flatten_bwd_out(bwd(*split.nondiff, py_res, g), split.in_tree)
+
+        outs = _tessera.custom_vjp_call(_flat_primal(self.fun, split, store), flat_fwd, flat_bwd,
+                                        split.leaves)
+        return tree_util.tree_unflatten(store["out_tree"], outs)
+
+
+def _flatten_bwd_out(cts, in_tree):
+    """bwd's tuple of cotangents as flat leaves (None for zeros), checked against the
+    differentiable arguments' structure with JAX's message."""
+    children = in_tree.children()
+    if isinstance(cts, list) and len(cts) == len(children):
+        cts = tuple(cts)
+    ok = isinstance(cts, tuple) and len(cts) == len(children)
+    out = []
+    if ok:
+        for ct, child in zip(cts, children):
+            if ct is None:
+                out += [None] * child.num_leaves
+                continue
+            leaves, tree = tree_util.tree_flatten(ct, is_leaf=lambda x: x is None)
+            if tree != child:
+                ok = False
+                break
+            out += leaves
+    if not ok:
+        got = tree_util.tree_structure(cts)
+        raise TypeError("Custom VJP bwd rule must produce an output with the same container "
+                        "(pytree) structure as the args tuple of the primal function, and in "
+                        "particular must produce a tuple of length equal to the number of "
+                        "arguments to the primal function, but got bwd output structure "
+                        f"{got} for primal input structure {in_tree}.")
+    return [None if x is None else (x if isinstance(x, Array) else _tessera.asarray(x))
+            for x in out]
+
+
+def _zeros(shape, dtype):
+    from tessera import numpy as jnp
+    return jnp.zeros(shape, dtype)
+
+
+def _zeros_like(x):
+    from tessera import numpy as jnp
+    return jnp.zeros_like(x)
+
+
+def _add_all(_, *xs):
+    total = xs[0]
+    for x in xs[1:]:
+        total = total + x
+    return total
