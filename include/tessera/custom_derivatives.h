@@ -77,7 +77,11 @@ class CustomJvp {
     flat::Fun fun = [&](std::span<const Array> xs) {
       return detail::flatten_out(detail::call_all<F, ArgsTuple>(f_, fa, xs, Idx{}), out_def);
     };
-    flat::JvpFun jf = [fa, jvp = jvp_](std::span<const Array> ps, std::span<const Array> ts) {
+    // The rules outlive this call inside staged equations: they keep the argument structure
+    // only, never the argument values (tracers would make a reference cycle with their trace).
+    const detail::FlatArgs meta{{}, fa.defs, fa.offsets};
+    flat::JvpFun jf = [fa = meta, jvp = jvp_](std::span<const Array> ps,
+                                              std::span<const Array> ts) {
       auto r = jvp(detail::unflatten_args_tuple<ArgsTuple>(fa, ps, Idx{}),
                    detail::unflatten_args_tuple<ArgsTuple>(fa, ts, Idx{}));
       TreeDef d1, d2;
@@ -129,15 +133,17 @@ class CustomVjp {
     flat::Fun fun = [&](std::span<const Array> xs) {
       return detail::flatten_out(detail::call_all<F, ArgsTuple>(f_, fa, xs, Idx{}), *out_def);
     };
-    flat::FwdFun ffwd = [fa, fwd = fwd_, res_def](std::span<const Array> xs) {
+    // As in CustomJvp: the rules keep the argument structure only, never the values.
+    const detail::FlatArgs meta{{}, fa.defs, fa.offsets};
+    flat::FwdFun ffwd = [fa = meta, fwd = fwd_, res_def](std::span<const Array> xs) {
       FwdRaw r = detail::call_all<Fwd, ArgsTuple>(fwd, fa, xs, Idx{});
       TreeDef od;
       std::vector<Array> outs = detail::flatten_out(std::get<0>(r), od);
       std::vector<Array> res = detail::flatten_out(std::get<1>(r), *res_def);
       return std::make_pair(std::move(outs), std::move(res));
     };
-    flat::BwdFun fbwd = [fa, bwd = bwd_, res_def, out_def](std::span<const Array> res,
-                                                           std::span<const Array> cts) {
+    flat::BwdFun fbwd = [fa = meta, bwd = bwd_, res_def, out_def](std::span<const Array> res,
+                                                                  std::span<const Array> cts) {
       auto r =
           bwd(detail::unflatten_as<Res>(*res_def, res), detail::unflatten_as<Out>(*out_def, cts));
       using R = std::remove_cvref_t<decltype(r)>;
