@@ -898,3 +898,16 @@ def test_x64_integer_statistics_dtypes(rng, x64):
     lv = rng.integers(-5, 5, size=(4, 5)).astype(np.int64)
     check(jnp.mean(jnp.asarray(lv)), np.mean(lv), "float64", False)
     check(jnp.std(jnp.asarray(lv), axis=1), np.std(lv, axis=1), "float64", False)
+
+def test_reshape_order_vs_numpy(rng):
+    v = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    for shape in [(4, 6), (-1, 2), (24,), (3, 2, 4)]:
+        for order in ("C", "F"):
+            got = jnp.reshape(jnp.asarray(v), shape, order=order)
+            np.testing.assert_array_equal(np.asarray(got), np.reshape(v, shape, order=order))
+            np.testing.assert_array_equal(np.asarray(jnp.asarray(v).reshape(shape, order=order)),
+                                          v.reshape(shape, order=order))
+    with pytest.raises(NotImplementedError, match="order=A"):
+        jnp.reshape(jnp.asarray(v), (24,), order="A")
+    with pytest.raises(ValueError, match="order"):
+        jnp.reshape(jnp.asarray(v), (24,), order="K")

@@ -18,7 +18,7 @@ def _jnp():
 def _binary(name, reflected=False):
     def op(self, other):
         if not _is_arraylike(other):
-            return NotImplemented
+            return NotImplemented  # Python's operator protocol: let `other` try its reflected op
         f = getattr(_jnp(), name)
         return f(other, self) if reflected else f(self, other)
     op.__name__ = name
@@ -61,11 +61,9 @@ def _iter(self):
 
 
 def _reshape(self, *shape, order="C"):
-    if order != "C":
-        raise NotImplementedError("reshape: only order='C' is supported")
     if len(shape) == 1 and not isinstance(shape[0], int):
         shape = tuple(shape[0])
-    return _jnp().reshape(self, shape)
+    return _jnp().reshape(self, shape, order=order)
 
 
 def _transpose(self, *axes):

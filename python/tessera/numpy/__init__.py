@@ -289,7 +289,15 @@ def reshape(a, shape=None, order="C", *, newshape=None):
         shape = newshape
     if isinstance(shape, int):
         shape = (shape,)
-    return _C.reshape(a, tuple(shape))
+    shape = tuple(shape)
+    if order == "C":
+        return _C.reshape(a, shape)
+    if order == "F":
+        # Column-major: reverse the axes, fill row-major into the reversed shape, reverse back.
+        return transpose(_C.reshape(transpose(asarray(a)), shape[::-1]))
+    if order == "A":
+        raise NotImplementedError("np.reshape order=A is not implemented.")  # JAX's text
+    raise ValueError(f"Unexpected value for 'order' argument: {order!r} (expected 'C' or 'F')")
 
 
 def transpose(a, axes=None):
