@@ -31,9 +31,13 @@ class OpaqueParam {
   virtual std::string str() const = 0;
 };
 
+// A tuple of sub-jaxprs (cond's branches), printed as JAX prints a tuple of jaxprs.
+using JaxprList = std::vector<std::shared_ptr<const Jaxpr>>;
+
 // One static parameter value. Params never hold arrays: constants become constvars.
 using ParamValue = std::variant<bool, int64_t, double, DType, std::vector<int64_t>, std::string,
-                                std::shared_ptr<const Jaxpr>, std::shared_ptr<const OpaqueParam>>;
+                                std::shared_ptr<const Jaxpr>, std::shared_ptr<const OpaqueParam>,
+                                JaxprList>;
 
 // A small ordered map of static parameters: hashable and comparable so that CSE and compile
 // caches can key on it. Keys keep insertion order; the jaxpr printer sorts them by name, as JAX.
@@ -94,14 +98,40 @@ using JvpRule = std::function<std::pair<std::vector<Array>, std::vector<Array>>(
 using TransposeRule =
     std::function<std::vector<Array>(std::span<const Array> cotangents, std::span<const Array> args,
                                      std::span<const Aval> arg_avals, const Params&)>;
-// VJP override consulted by linearize: returns primal outputs and a function from output
-// cotangents to input cotangents (custom_vjp, fused kernels such as attention).
-using VjpFn = std::function<std::vector<Array>(std::span<const Array>)>;
-using VjpOverrideRule = std::function<std::pair<std::vector<Array>, VjpFn>(
-    std::span<const Array> primals, const Params&)>;
+// VJP override consulted by linearize (custom_vjp, fused kernels such as attention): the
+// primal outputs, the residuals the backward function needs, and the backward function from
+// (residuals, output cotangents) to one cotangent per input (undefined = zero). The residuals
+// are passed explicitly, never captured, so that a linear jaxpr holding the backward function
+// can be staged, transposed or run later (inside a loop body) with its residuals as operands.
+using VjpBwdFn = std::function<std::vector<Array>(std::span<const Array> residuals,
+                                                  std::span<const Array> cotangents)>;
+struct VjpOverride {
+  std::vector<Array> outs;
+  std::vector<Array> residuals;
+  VjpBwdFn bwd;
+};
+using VjpOverrideRule = std::function<VjpOverride(std::span<const Array> primals, const Params&)>;
 // Batching: (args, batch dims with -1 = unbatched) -> (outs, out batch dims).
 using BatchRule = std::function<std::pair<std::vector<Array>, std::vector<int64_t>>(
     std::span<const Array> args, std::span<const int64_t> batch_dims, const Params&)>;
+// Linearize (JAX's primitive_linearizations): the same signature and calling convention as
+// JvpRule under linearize — the rule runs with the partial-eval tangent trace current, so that
+// binds on primals alone run now in the parent (the primal computation and its residuals) and
+// binds that touch a tangent are staged into the linear jaxpr. Primitives carrying sub-jaxprs
+// (scan, cond, checkpoint) use it to split their body into a known part that saves residuals and
+// a linear part that reads them; without it, linearize uses the JVP rule.
+using LinearizeRule = JvpRule;
+// DCE of one equation given which of its outputs are used: the inputs the (possibly rewritten)
+// equation still reads, and the equation to keep — nullopt deletes it. Primitives without the
+// rule keep every input of an equation with a used output. Sub-jaxpr primitives (scan, while,
+// cond) prune their bodies, carries and outputs with it.
+struct JaxprEqn;
+using DceRule = std::function<std::pair<std::vector<bool>, std::optional<JaxprEqn>>(
+    const std::vector<bool>& used_outputs, const JaxprEqn& eqn)>;
+struct Effect;
+// The effects an equation of the primitive carries given its params (a loop's are its body's;
+// a callback's depend on `ordered`). Added to the primitive's fixed effects when staging.
+using EffectsRule = std::function<std::vector<Effect>(const Params&)>;
 
 class Primitive {
  public:
@@ -119,6 +149,9 @@ class Primitive {
   TransposeRule transpose;
   VjpOverrideRule vjp_override;
   BatchRule batch;
+  LinearizeRule linearize;
+  DceRule dce;
+  EffectsRule effects;
   // Lowering to the compiler's kernel IR arrives with the compiler; an opaque slot now.
   std::function<void()> lowering;
 

@@ -103,6 +103,28 @@ void bind_custom(py::module_& m) {
             flat::custom_vjp_call(wrap_fun(share(std::move(f))), ffwd, fbwd, to_arrays(args)));
       },
       py::arg("f"), py::arg("fwd"), py::arg("bwd"), py::arg("args"));
+  // closure_convert's core: f staged on args; the closed-over values that are tracers become
+  // leading invars (returned to hoist), concrete ones stay constants of the closed jaxpr.
+  m.def("closure_convert_flat", [](py::function f, const py::sequence& args) {
+    ClosedJaxpr c = flat::make_jaxpr(wrap_fun(share(std::move(f))), to_arrays(args));
+    Jaxpr j = *c.jaxpr;
+    std::vector<Var> hoisted, kept;
+    std::vector<Array> hoisted_vals, kept_vals;
+    for (size_t i = 0; i < c.consts.size(); ++i) {
+      bool traced = c.consts[i].is_tracer();
+      (traced ? hoisted : kept).push_back(j.constvars[i]);
+      (traced ? hoisted_vals : kept_vals).push_back(c.consts[i]);
+    }
+    hoisted.insert(hoisted.end(), j.invars.begin(), j.invars.end());
+    j.invars = std::move(hoisted);
+    j.constvars = std::move(kept);
+    j.cached_hash = 0;
+    ClosedJaxpr out{std::make_shared<const Jaxpr>(std::move(j)), std::move(kept_vals)};
+    return py::make_tuple(py::cast(out), to_list(hoisted_vals));
+  });
+  m.def("eval_jaxpr_flat", [](const ClosedJaxpr& j, const py::sequence& args) {
+    return to_list(eval_jaxpr(j, to_arrays(args)));
+  });
 }
 
 }  // namespace tessera::python

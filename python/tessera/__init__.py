@@ -24,8 +24,9 @@ from tessera._src.api import (
     vjp,
     vmap,
 )
-from tessera._src.custom_derivatives import custom_jvp, custom_vjp
+from tessera._src.custom_derivatives import closure_convert, custom_jvp, custom_vjp
 from tessera._src.devices import block_until_ready, device_put, devices, local_devices
+from tessera import custom_derivatives
 from tessera import dlpack
 from tessera import errors
 from tessera import lax
@@ -35,7 +36,7 @@ from tessera import tree_util
 from tessera.lax import stop_gradient
 
 __all__ = [
-    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "custom_jvp",
+    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "closure_convert", "custom_jvp",
     "custom_vjp", "device_put", "devices",
     "dtypes", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lax",
     "linear_transpose", "linearize", "local_devices", "make_jaxpr", "numpy", "stop_gradient",

@@ -65,6 +65,8 @@ size_t Params::hash() const {
                                std::is_same_v<T, std::shared_ptr<const OpaqueParam>>) {
             // Sub-jaxprs are interned and opaque values compare by identity.
             h = mix(h, std::hash<const void*>()(x.get()));
+          } else if constexpr (std::is_same_v<T, JaxprList>) {
+            for (const auto& j : x) h = mix(h, std::hash<const void*>()(j.get()));
           } else {
             h = mix(h, std::hash<T>()(x));
           }
@@ -102,6 +104,10 @@ std::string param_value_str(const ParamValue& v) {
           return x;
         } else if constexpr (std::is_same_v<T, std::shared_ptr<const OpaqueParam>>) {
           return x ? x->str() : "None";
+        } else if constexpr (std::is_same_v<T, JaxprList>) {
+          std::string s = "(";
+          for (size_t i = 0; i < x.size(); ++i) s += i ? ", { jaxpr }" : "{ jaxpr }";
+          return s + (x.size() == 1 ? ",)" : ")");
         } else {
           return x ? "{ jaxpr }" : "None";
         }

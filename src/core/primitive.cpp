@@ -5,7 +5,13 @@
 #include <map>
 #include <mutex>
 
+#include "prims/callbacks.h"
+#include "prims/checkpoint.h"
+#include "prims/cond.h"
+#include "prims/cumulative.h"
 #include "prims/prims.h"
+#include "prims/scan.h"
+#include "prims/while_loop.h"
 
 namespace tessera {
 namespace {
@@ -52,6 +58,12 @@ void register_all() {
     prims::register_reduce_generic();
     prims::register_ad_prims();
     prims::register_custom_derivatives();
+    prims::register_scan();
+    prims::register_cond();
+    prims::register_while();
+    prims::register_checkpoint();
+    prims::register_callbacks();
+    prims::register_cumulative();
     g_registered.store(true, std::memory_order_release);
   });
 }

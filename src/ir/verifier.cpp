@@ -66,6 +66,10 @@ void verify_impl(const Jaxpr& j) {
     for (const auto& kv : e.params.items())
       if (auto* sub = std::get_if<std::shared_ptr<const Jaxpr>>(&kv.second))
         if (*sub) verify_impl(**sub);
+    for (const auto& kv : e.params.items())
+      if (auto* subs = std::get_if<JaxprList>(&kv.second))
+        for (const auto& sub : *subs)
+          if (sub) verify_impl(*sub);
     for (const Effect& eff : e.effects)
       if (!std::binary_search(j.effects.begin(), j.effects.end(), eff))
         fail(j, "equation effect '" + eff.name + "' is not among the jaxpr's effects", ki);

@@ -62,13 +62,17 @@ void define_custom_lin() {
   p.transpose = [](std::span<const Array> cts, std::span<const Array> args, std::span<const Aval>,
                    const Params& params) {
     const CustomLinParam& c = custom_lin_param(params);
-    std::vector<Array> all = c.bwd(cts);
+    std::vector<Array> res(args.begin(), args.begin() + c.num_res);
+    for (const Array& r : res)
+      if (!r.defined())
+        throw_internal("custom_lin", "a residual operand is linear; residuals must be known");
+    std::vector<Array> all = c.bwd(res, cts);
     if (static_cast<int64_t>(all.size()) != c.num_inputs)
       throw TypeError(op_message(c.name, "the VJP rule returned " + std::to_string(all.size()) +
                                              " cotangents for " + std::to_string(c.num_inputs) +
                                              " inputs; return one per input"));
     std::vector<Array> out(args.size());
-    for (size_t i = 0; i < c.lin_index.size(); ++i) out[i] = all[c.lin_index[i]];
+    for (size_t i = 0; i < c.lin_index.size(); ++i) out[c.num_res + i] = all[c.lin_index[i]];
     return out;
   };
   register_primitive(p);

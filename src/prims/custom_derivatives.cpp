@@ -254,8 +254,7 @@ void check_bwd_outs(std::span<const Array> cts, std::span<const Aval> in_avals) 
   }
 }
 
-std::pair<std::vector<Array>, VjpFn> vjp_custom_vjp(std::span<const Array> primals,
-                                                    const Params& params) {
+VjpOverride vjp_custom_vjp(std::span<const Array> primals, const Params& params) {
   const Jaxpr& call = call_of(params);
   int64_t nc = params.get_int("num_consts");
   auto fwd = std::dynamic_pointer_cast<const CustomVjpFwd>(params.get<OpaquePtr>("fwd"));
@@ -265,7 +264,9 @@ std::pair<std::vector<Array>, VjpFn> vjp_custom_vjp(std::span<const Array> prima
   auto [outs, res] = fwd->fwd(args);
   outs = check_fwd_outs(std::move(outs), call);
   std::vector<Aval> in_avals = avals_of_span(args), out_avals = out_avals_of(call);
-  VjpFn fn = [bwd, res = std::move(res), in_avals, out_avals, nc](std::span<const Array> cts) {
+  // The residuals travel as custom_lin operands; the backward function captures none.
+  VjpBwdFn fn = [bwd, in_avals, out_avals, nc](std::span<const Array> res,
+                                               std::span<const Array> cts) {
     std::vector<Array> c;
     for (size_t i = 0; i < out_avals.size(); ++i)
       c.push_back(i < cts.size() && cts[i].defined() ? cts[i] : zero_of(out_avals[i]));
@@ -276,7 +277,7 @@ std::pair<std::vector<Array>, VjpFn> vjp_custom_vjp(std::span<const Array> prima
       all.push_back(ad::has_tangent(in_avals[i].dtype) ? in_cts[i] : Array());
     return all;
   };
-  return {std::move(outs), std::move(fn)};
+  return VjpOverride{std::move(outs), std::move(res), std::move(fn)};
 }
 
 batching::BatchOut batch_custom_vjp(std::span<const Array> vals, std::span<const int64_t> dims,

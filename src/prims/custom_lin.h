@@ -1,6 +1,6 @@
 // custom_lin: the equation linearize stages for a primitive with a VJP override. It holds the
-// override's backward function (an opaque param) and is linear in its inputs, the tangents of
-// the primitive's differentiable inputs. It has no forward rule (JAX's custom_lin neither): it
+// override's backward function (an opaque param); its operands are the num_res residuals
+// (non-linear) and then the tangents of the primitive's differentiable inputs (linear). It has no forward rule (JAX's custom_lin neither): it
 // is only ever transposed, which calls the backward function.
 #pragma once
 
@@ -15,8 +15,9 @@ extern Primitive custom_lin;
 
 struct CustomLinParam final : OpaqueParam {
   std::string name;                // the primitive that was overridden
-  VjpFn bwd;                       // output cotangents -> cotangents of all `num_inputs` inputs
-  std::vector<int64_t> lin_index;  // which of those inputs custom_lin's operands are
+  VjpBwdFn bwd;                    // (residuals, output cotangents) -> cotangents of all inputs
+  int64_t num_res = 0;             // leading operands that are residuals
+  std::vector<int64_t> lin_index;  // which inputs the operands after the residuals are
   int64_t num_inputs = 0;
   std::vector<Aval> out_avals;
   std::string str() const override { return "<bwd of " + name + ">"; }

@@ -37,7 +37,8 @@ std::vector<Array> JVPTrace::process_primitive(const Primitive& p, std::span<con
   }
   if (!any_tangent) return bind_in(parent(), p, primals, params);
   if (tangent_trace_ && p.vjp_override) return process_override(p, primals, tangents, params);
-  if (!p.jvp) {
+  const JvpRule& rule = tangent_trace_ && p.linearize ? p.linearize : p.jvp;
+  if (!rule) {
     throw TypeError(op_message(p.name(), std::string("differentiation rule for '") + p.name() +
                                              "' is not implemented; it cannot be used under " +
                                              kind() + " (grad, jvp, vjp)"));
@@ -45,7 +46,7 @@ std::vector<Array> JVPTrace::process_primitive(const Primitive& p, std::span<con
   std::pair<std::vector<Array>, std::vector<Array>> r;
   {
     TraceScope scope(tangent_trace_ ? static_cast<Trace*>(tangent_trace_) : parent());
-    r = p.jvp(primals, tangents, params);
+    r = rule(primals, tangents, params);
   }
   std::vector<Array> outs;
   outs.reserve(r.first.size());
@@ -58,18 +59,22 @@ std::vector<Array> JVPTrace::process_primitive(const Primitive& p, std::span<con
 
 namespace {
 
-std::vector<Array> stage_custom_lin(StagingTrace& tt, const std::string& name, VjpFn bwd,
+std::vector<Array> stage_custom_lin(StagingTrace& tt, const std::string& name, VjpBwdFn bwd,
+                                    std::span<const Array> residuals,
                                     std::span<const Array> lin_tangents,
                                     std::vector<int64_t> lin_index, int64_t num_inputs,
                                     std::vector<Aval> out_avals) {
   auto param = std::make_shared<prims::CustomLinParam>();
   param->name = name;
   param->bwd = std::move(bwd);
+  param->num_res = static_cast<int64_t>(residuals.size());
   param->lin_index = std::move(lin_index);
   param->num_inputs = num_inputs;
   for (Aval& a : out_avals) a.weak_type = false;
   param->out_avals = out_avals;
-  return tt.stage(prims::custom_lin, lin_tangents, prims::custom_lin_params(std::move(param)),
+  std::vector<Array> operands(residuals.begin(), residuals.end());
+  operands.insert(operands.end(), lin_tangents.begin(), lin_tangents.end());
+  return tt.stage(prims::custom_lin, operands, prims::custom_lin_params(std::move(param)),
                   std::move(out_avals));
 }
 
@@ -78,7 +83,7 @@ std::vector<Array> stage_custom_lin(StagingTrace& tt, const std::string& name, V
 std::vector<Array> JVPTrace::process_override(const Primitive& p, std::span<const Array> primals,
                                               std::span<const Array> tangents,
                                               const Params& params) {
-  std::pair<std::vector<Array>, VjpFn> r;
+  VjpOverride r;
   {
     TraceScope scope(parent());
     r = p.vjp_override(primals, params);
@@ -92,13 +97,13 @@ std::vector<Array> JVPTrace::process_override(const Primitive& p, std::span<cons
     }
   }
   std::vector<Aval> out_avals;
-  for (const Array& o : r.first) out_avals.push_back(o.aval());
+  for (const Array& o : r.outs) out_avals.push_back(o.aval());
   std::vector<Array> out_tangents =
-      stage_custom_lin(*tangent_trace_, p.name(), std::move(r.second), lin_tangents,
+      stage_custom_lin(*tangent_trace_, p.name(), std::move(r.bwd), r.residuals, lin_tangents,
                        std::move(lin_index), static_cast<int64_t>(primals.size()), out_avals);
   std::vector<Array> outs;
-  for (size_t i = 0; i < r.first.size(); ++i)
-    outs.push_back(make(std::move(r.first[i]), std::move(out_tangents[i])));
+  for (size_t i = 0; i < r.outs.size(); ++i)
+    outs.push_back(make(std::move(r.outs[i]), std::move(out_tangents[i])));
   return outs;
 }
 

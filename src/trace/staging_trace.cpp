@@ -73,6 +73,7 @@ std::vector<Array> StagingTrace::stage(const Primitive& p, std::span<const Array
   eqn.primitive = &p;
   eqn.params = params;
   eqn.effects = primitive_effects(p);
+  if (p.effects) eqn.effects = effects_union(eqn.effects, make_effects(p.effects(params)));
   std::vector<Array> outs;
   outs.reserve(out_avals.size());
   for (Aval& av : out_avals) {

@@ -35,10 +35,10 @@ Primitive& clip_gradient(bool with_jvp) {
         return std::vector<Array>{args[0]};
       };
       p->vjp_override = [](std::span<const Array> primals, const Params&) {
-        VjpFn bwd = [](std::span<const Array> cts) {
+        VjpBwdFn bwd = [](std::span<const Array>, std::span<const Array> cts) {
           return std::vector<Array>{clamp_unit(cts[0])};
         };
-        return std::make_pair(std::vector<Array>{primals[0]}, bwd);
+        return VjpOverride{std::vector<Array>{primals[0]}, {}, bwd};
       };
       Primitive* self = p;
       p->batch = [self](std::span<const Array> args, std::span<const int64_t> dims,

@@ -375,3 +375,63 @@ def test_custom_vjp_errors_and_jaxpr(rng):
 
     text = str(jax.make_jaxpr(custom_sin)(x))
     assert "custom_vjp_call[" in text and "sin" in text, text
+
+
+# ---------------------------------------------------------------- symbolic zeros, closure_convert
+
+def test_symbolic_zeros_reach_the_rule(rng):
+    seen = []
+
+    @jax.custom_jvp
+    def f(x, y):
+        return x * y
+
+    def f_jvp(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        seen.append((type(tx).__name__, type(ty).__name__))
+        out = x * y
+        parts = []
+        if not isinstance(tx, jax.custom_derivatives.SymbolicZero):
+            parts.append(tx * y)
+        if not isinstance(ty, jax.custom_derivatives.SymbolicZero):
+            parts.append(x * ty)
+        if not parts:
+            return out, jax.custom_derivatives.SymbolicZero(out.shape, out.dtype)
+        t = parts[0]
+        for p in parts[1:]:
+            t = t + p
+        return out, t
+
+    f.defjvp(f_jvp, symbolic_zeros=True)
+    x, y = f32(rng, 5), f32(rng, 5)
+    g = jax.grad(lambda a: jnp.sum(f(a, y)))(x)
+    np.testing.assert_allclose(np.asarray(g), y, rtol=1e-6)
+    assert seen[-1] == ("Array", "SymbolicZero") or seen[-1][1] == "SymbolicZero"
+    # Tangent in y only.
+    _, t = jax.jvp(lambda b: f(x, b), (y,), (np.ones(5, np.float32),))
+    np.testing.assert_allclose(np.asarray(t), x, rtol=1e-6)
+    assert seen[-1][0] == "SymbolicZero"
+    z = jax.custom_derivatives.SymbolicZero((5,), jnp.float32)
+    assert z.shape == (5,) and "SymbolicZero" in repr(z)
+
+
+def test_closure_convert_hoists_traced_values(rng):
+    w = f32(rng, 4)
+    x0 = f32(rng, 4)
+
+    def outer(a):
+        def inner(x):
+            return jnp.sin(a * x)  # closes over the traced a
+
+        conv, consts = jax.closure_convert(inner, x0)
+        assert len(consts) == 1  # a is hoisted
+        return jnp.sum(conv(x0, *consts))
+
+    got = jax.grad(outer)(w)
+    want = np.cos(A(w) * A(x0)) * A(x0)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+    # Outside any transformation nothing is traced: nothing is hoisted.
+    conv, consts = jax.closure_convert(lambda x: x * w, x0)
+    assert consts == []
+    np.testing.assert_allclose(np.asarray(conv(x0)), A(x0) * A(w), rtol=1e-6)

@@ -14,7 +14,29 @@ from tessera import tree_util
 
 Array = _tessera.Array
 
-__all__ = ["custom_jvp", "custom_vjp"]
+__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "closure_convert"]
+
+
+class SymbolicZero:
+    """A zero tangent that was never materialized (jax.custom_derivatives.SymbolicZero): what a
+    custom_jvp rule defined with ``defjvp(rule, symbolic_zeros=True)`` receives for arguments
+    that are not being differentiated. A rule may return one as an output tangent."""
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+
+    @property
+    def aval(self):
+        from tessera._src.api import ShapeDtypeStruct
+        return ShapeDtypeStruct(self.shape, self.dtype)
+
+    def instantiate(self):
+        return _zeros(self.shape, self.dtype)
+
+    def __repr__(self):
+        return f"SymbolicZero({self.aval})"
+
 
 
 def _ensure_arrays(leaves):
@@ -104,17 +126,20 @@ class custom_jvp:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp = None
+        self.symbolic_zeros = False
 
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
         return functools.partial(self, obj)
 
-    def defjvp(self, jvp):
+    def defjvp(self, jvp, symbolic_zeros=False):
         """Set the JVP rule jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out);
         returns jvp, so it can be used as a decorator. Zero tangents reach the rule as
-        instantiated zeros (JAX's symbolic_zeros=True is not offered)."""
+        instantiated zeros, or as SymbolicZero objects when symbolic_zeros=True (the rule may
+        then also return SymbolicZero output tangents)."""
         self.jvp = jvp
+        self.symbolic_zeros = bool(symbolic_zeros)
         return jvp
 
     def defjvps(self, *jvps):
@@ -142,8 +167,12 @@ class custom_jvp:
         store = {}
         rule, rule_name = self.jvp, _fun_name(self.jvp)
 
+        symbolic = self.symbolic_zeros
+
         def flat_jvp(ps, ts):
             primals = split.diff_args(ps)
+            if symbolic:
+                ts = [SymbolicZero(p.shape, p.dtype) if t is None else t for p, t in zip(ps, ts)]
             tangents = split.diff_args(ts)
             pair = rule(*split.nondiff, primals, tangents)
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
@@ -153,6 +182,7 @@ class custom_jvp:
             primal_out, tangent_out = pair
             p_leaves, p_tree = tree_util.tree_flatten(primal_out)
             t_leaves, t_tree = tree_util.tree_flatten(tangent_out)
+            zero_pos = {i for i, t in enumerate(t_leaves) if isinstance(t, SymbolicZero)}
             out_tree = store.get("out_tree")
             if out_tree is not None and p_tree != out_tree:
                 raise TypeError(
@@ -167,10 +197,13 @@ class custom_jvp:
                 raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce "
                                 "primal and tangent outputs with equal container (pytree) "
                                 f"structures, but got {p_tree} and {t_tree} respectively.")
-            return _ensure_arrays(p_leaves), _ensure_arrays(t_leaves)
+            t_out = [None if i in zero_pos else t for i, t in enumerate(t_leaves)]
+            t_out = [None if t is None else (t if isinstance(t, Array) else _tessera.asarray(t))
+                     for t in t_out]
+            return _ensure_arrays(p_leaves), t_out
 
         outs = _tessera.custom_jvp_call(_flat_primal(self.fun, split, store), flat_jvp,
-                                        split.leaves, False)
+                                        split.leaves, symbolic)
         return tree_util.tree_unflatten(store["out_tree"], outs)
 
 
@@ -295,3 +328,34 @@ def _add_all(_, *xs):
     for x in xs[1:]:
         total = total + x
     return total
+
+
+def closure_convert(fun, *example_args):
+    """jax.closure_convert: (converted, consts) where converted(*args, *consts) == fun(*args)
+    and consts are the traced values fun closes over (hoisted out of the closure), so that fun
+    can be used inside custom_vjp / custom_jvp rules or passed as an argument. Only values that
+    are tracers of an active transformation are hoisted; concrete arrays stay closed over."""
+    leaves, in_tree = tree_util.tree_flatten(example_args)
+    leaves = _ensure_arrays(leaves)
+    store = {}
+
+    def flat(xs):
+        out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
+        out_leaves, store["out_tree"] = tree_util.tree_flatten(out)
+        return _ensure_arrays(out_leaves)
+
+    jaxpr, consts = _tessera.closure_convert_flat(flat, leaves)
+    tracer_consts = list(consts)
+    n_in = len(leaves)
+
+    def converted(*args):
+        ls = tree_util.tree_leaves(args[:len(example_args)])
+        cs = list(args[len(example_args):])
+        if len(cs) != len(tracer_consts):
+            raise TypeError(f"closure_convert: the converted function takes {len(example_args)} "
+                            f"arguments and {len(tracer_consts)} hoisted constants, got "
+                            f"{len(args)} arguments")
+        outs = _tessera.eval_jaxpr_flat(jaxpr, cs + _ensure_arrays(ls)[:n_in])
+        return tree_util.tree_unflatten(store["out_tree"], outs)
+
+    return converted, tracer_consts

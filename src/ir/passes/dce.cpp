@@ -34,6 +34,20 @@ std::pair<std::shared_ptr<const Jaxpr>, std::vector<bool>> dce(
     const JaxprEqn& e = *it;
     const bool any_used = std::any_of(e.outvars.begin(), e.outvars.end(), is_live);
     if (!any_used && e.effects.empty()) continue;
+    if (e.primitive && e.primitive->dce) {
+      // The primitive prunes itself (loop carries, branch outputs) and says what it reads.
+      std::vector<bool> used_outs(e.outvars.size());
+      for (size_t k = 0; k < e.outvars.size(); ++k) used_outs[k] = is_live(e.outvars[k]);
+      auto [used_ins, rewritten] = e.primitive->dce(used_outs, e);
+      if (!rewritten) continue;
+      JaxprEqn ne = std::move(*rewritten);
+      for (Var& v : ne.outvars)
+        if (!v.is_dropped() && !is_live(v)) v = Var::dropped(v.aval());
+      for (size_t k = 0; k < e.invars.size() && k < used_ins.size(); ++k)
+        if (used_ins[k]) mark(e.invars[k]);
+      kept.push_back(std::move(ne));
+      continue;
+    }
     JaxprEqn ne = e;
     for (Var& v : ne.outvars)
       if (!v.is_dropped() && !is_live(v)) v = Var::dropped(v.aval());

@@ -1,7 +1,9 @@
 // Dead-code elimination on jaxprs (JAX's dce_jaxpr contract).
 //
 // What: walks the equations backwards from the used outputs, keeping an equation when any of
-// its outputs is used or when it has effects (then all its inputs count as used). Outputs of
+// its outputs is used or when it has effects (then all its inputs count as used). A primitive
+// with a DCE rule (Primitive::dce: loops and conditionals) rewrites its own equation instead —
+// dropping unused carries and outputs inside its bodies — and reports which inputs it reads. Outputs of
 // kept equations that nothing reads become dropped vars (`_`).
 // Why: transformations (linearize, vmap of partial outputs, jit of a function whose results are
 // partly ignored) stage more than they need; DCE keeps compiled programs and residuals small.

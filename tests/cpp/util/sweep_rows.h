@@ -22,5 +22,6 @@ std::vector<Row> rows_bitwise();     // sweep_rows_bitwise.cpp: bitwise.cpp
 std::vector<Row> rows_slicing();     // sweep_rows_slicing.cpp: squeeze_rev, slicing, concat_pad
 std::vector<Row> rows_reductions();  // sweep_rows_reductions.cpp: the new reductions, argmax,
                                      // argmin, generic reduce
+std::vector<Row> rows_cumulative();  // sweep_rows_cumulative.cpp: cumsum, cumprod, cummax, ...
 
 }  // namespace tessera::sweep

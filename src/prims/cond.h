@@ -1,0 +1,5 @@
+// Primitive family file (being written).
+#pragma once
+namespace tessera::prims {
+void register_cond();
+}  // namespace tessera::prims
