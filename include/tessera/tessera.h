@@ -9,6 +9,8 @@
 #include "tessera/io.h"
 #include "tessera/jaxpr.h"
 #include "tessera/transforms.h"
+#include "tessera/checkpoint.h"
+#include "tessera/control_flow.h"
 #include "tessera/custom_derivatives.h"
 #include "tessera/lax.h"
 #include "tessera/numpy.h"

@@ -9,6 +9,10 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_ops(m);
   tessera::python::bind_numpy_ext(m);
   tessera::python::bind_lax_ext(m);
+  tessera::python::bind_cumulative(m);
   tessera::python::bind_transforms(m);
   tessera::python::bind_custom(m);
+  tessera::python::bind_callbacks(m);
+  tessera::python::bind_control_flow(m);
+  tessera::python::bind_checkpoint(m);
 }

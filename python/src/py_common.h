@@ -94,8 +94,12 @@ void bind_ops(py::module_& m);
 void bind_transforms(py::module_& m);
 // custom_jvp_call / custom_vjp_call over Python rules (py_custom.cpp).
 void bind_custom(py::module_& m);
+void bind_callbacks(py::module_& m);  // debug/pure/io callbacks (py_callbacks.cpp)
+void bind_checkpoint(py::module_& m);  // jax.checkpoint and its policies (py_checkpoint.cpp)
+void bind_control_flow(py::module_& m);  // lax control flow (py_control_flow.cpp)
 // Extend the `numpy` and `lax` submodules that bind_ops created (call after it).
 void bind_numpy_ext(py::module_& m);
 void bind_lax_ext(py::module_& m);
+void bind_cumulative(py::module_& m);  // lax.associative_scan, cumulative ops (py_cumulative.cpp)
 
 }  // namespace tessera::python

@@ -25,9 +25,13 @@ from tessera._src.api import (
     vmap,
 )
 from tessera._src.custom_derivatives import closure_convert, custom_jvp, custom_vjp
+from tessera._src.checkpoint import checkpoint, checkpoint_policies, remat
 from tessera._src.devices import block_until_ready, device_put, devices, local_devices
+from tessera._src.callback import pure_callback
 from tessera import custom_derivatives
+from tessera import ad_checkpoint
 from tessera import dlpack
+from tessera import debug, experimental
 from tessera import errors
 from tessera import lax
 from tessera import numpy
@@ -36,6 +40,8 @@ from tessera import tree_util
 from tessera.lax import stop_gradient
 
 __all__ = [
+    "debug", "experimental", "pure_callback",
+    "ad_checkpoint", "checkpoint", "checkpoint_policies", "remat",
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "closure_convert", "custom_jvp",
     "custom_vjp", "device_put", "devices",
     "dtypes", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lax",

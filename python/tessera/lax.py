@@ -5,6 +5,7 @@ import operator as _operator
 from tessera import _tessera
 from tessera._src import array as _array  # noqa: F401  (installs Array's methods)
 from tessera._src.dtypes import _BFloat16DType, _ScalarType
+from tessera._src.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401
 
 _C = _tessera.lax
 
@@ -242,3 +243,4 @@ def concatenate(operands, dimension):
 
 def pad(operand, padding_value, padding_config):
     return _C.pad(operand, padding_value, [tuple(c) for c in padding_config])
+from tessera._src.lax_cumulative import associative_scan, cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: E402,F401,E501

@@ -5,16 +5,20 @@
 
 namespace tessera {
 
-Params::Params(std::initializer_list<std::pair<std::string, ParamValue>> kv) : items_(kv) {}
+// Items are kept sorted by key (JAX's params are a dict: equality and hashing do not depend on
+// the order in which a rule happened to add them, and the printer shows them sorted).
+Params::Params(std::initializer_list<std::pair<std::string, ParamValue>> kv) {
+  for (const auto& [k, v] : kv) set(k, v);
+}
 
 Params& Params::set(std::string key, ParamValue v) {
-  for (auto& [k, old] : items_) {
-    if (k == key) {
-      old = std::move(v);
-      return *this;
-    }
+  auto it = items_.begin();
+  while (it != items_.end() && it->first < key) ++it;
+  if (it != items_.end() && it->first == key) {
+    it->second = std::move(v);
+    return *this;
   }
-  items_.emplace_back(std::move(key), std::move(v));
+  items_.emplace(it, std::move(key), std::move(v));
   return *this;
 }
 

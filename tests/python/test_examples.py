@@ -19,7 +19,7 @@ SEED = os.environ.get("TESSERA_TEST_SEED", str(time.time_ns() % (2**31)))
 
 
 @pytest.mark.parametrize("name", ["linear_regression.py", "per_example_grads.py", "mlp_step.py",
-                                  "attention_layernorm.py"])
+                                  "attention_layernorm.py", "control_flow.py"])
 def test_example_runs_and_checks_pass(name):
     path = EXAMPLES / name
     assert path.is_file(), path

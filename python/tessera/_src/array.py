@@ -148,8 +148,24 @@ _METHODS = {  # + - * / ** and comparisons are bound in C++ (python/src/py_array
 }
 for _name, _f in _METHODS.items():
     setattr(Array, _name, _f)
+Array.cumsum = lambda self, axis=None, dtype=None, out=None: _jnp().cumsum(self, axis, dtype, out)  # noqa: E501
+Array.cumprod = lambda self, axis=None, dtype=None, out=None: _jnp().cumprod(self, axis, dtype, out)  # noqa: E501
 Array.dtype = property(_dtype)
 Array.T = property(lambda self: _jnp().transpose(self))
 Array.mT = property(lambda self: _jnp().swapaxes(self, -1, -2))
 Array.__hash__ = None  # arrays are not hashable (as JAX's)
 Array.__array_priority__ = 100  # NumPy arrays on the left defer to our reflected operators
+
+
+def _format(self, spec):
+    """format(x, spec) as JAX's: a 0-d array formats its scalar (f"{x:.3f}"); other arrays
+    accept only the empty spec, like NumPy."""
+    if self.ndim == 0:
+        import numpy as _np
+        return format(_np.asarray(self)[()], spec)
+    if spec:
+        raise TypeError(f"unsupported format string passed to {type(self).__name__}.__format__")
+    return str(self)
+
+
+Array.__format__ = _format

@@ -14,7 +14,8 @@ from tessera import tree_util
 
 Array = _tessera.Array
 
-__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "closure_convert"]
+__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal",
+           "custom_vjp_primal_tree_values", "closure_convert"]
 
 
 class SymbolicZero:
@@ -37,6 +38,32 @@ class SymbolicZero:
     def __repr__(self):
         return f"SymbolicZero({self.aval})"
 
+
+class CustomVJPPrimal:
+    """What a custom_vjp fwd rule defined with ``defvjp(fwd, bwd, symbolic_zeros=True)``
+    receives for each differentiable argument leaf (jax.custom_derivatives.CustomVJPPrimal):
+    the primal ``value`` and whether it is ``perturbed`` (being differentiated). Tessera's core
+    does not tell the fwd rule which inputs carry tangents, so ``perturbed`` is conservatively
+    True for every leaf (the bwd rule's cotangents for unperturbed inputs are discarded)."""
+
+    __slots__ = ("value", "perturbed")
+
+    def __init__(self, value, perturbed):
+        self.value = value
+        self.perturbed = perturbed
+
+    def __repr__(self):
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+def custom_vjp_primal_tree_values(tree):
+    """The values of a tree of CustomVJPPrimal leaves (what a symbolic_zeros fwd rule
+    receives), as jax.custom_derivatives.custom_vjp_primal_tree_values."""
+    def value(leaf):
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+    return tree_util.tree_map(value, tree)
 
 
 def _ensure_arrays(leaves):
@@ -85,13 +112,31 @@ class _Split:
         diff = tuple(args[i] for i in self.diff_pos)
         leaves, self.in_tree = tree_util.tree_flatten(diff)
         self.leaves = _ensure_arrays(leaves)
+        # Traced arrays among the nondiff values (custom_jvp only): they become extra operands
+        # after the differentiable leaves (under stop_gradient, as in JAX), so the staged
+        # function and the rule never close over a tracer.
+        self.nd_leaves, self.nd_tree = tree_util.tree_flatten(self.nondiff)
+        self.nd_traced = [k for k, leaf in enumerate(self.nd_leaves)
+                          if isinstance(leaf, Array) and leaf._is_tracer]
+
+    def traced_nondiff(self):
+        return [self.nd_leaves[k] for k in self.nd_traced]
+
+    def nondiff_values(self, leaves):
+        """The nondiff values, traced ones taken from the operands after the diff leaves."""
+        if not self.nd_traced:
+            return self.nondiff
+        nd = list(self.nd_leaves)
+        for k, v in zip(self.nd_traced, list(leaves)[len(self.leaves):]):
+            nd[k] = v
+        return tree_util.tree_unflatten(self.nd_tree, nd)
 
     def diff_args(self, leaves):
-        return tuple(tree_util.tree_unflatten(self.in_tree, list(leaves)))
+        return tuple(tree_util.tree_unflatten(self.in_tree, list(leaves)[:len(self.leaves)]))
 
     def all_args(self, leaves):
         full = [None] * self.n
-        for i, v in zip(self.nondiff_pos, self.nondiff):
+        for i, v in zip(self.nondiff_pos, self.nondiff_values(leaves)):
             full[i] = v
         for i, v in zip(self.diff_pos, self.diff_args(leaves)):
             full[i] = v
@@ -171,10 +216,11 @@ class custom_jvp:
 
         def flat_jvp(ps, ts):
             primals = split.diff_args(ps)
+            ts = list(ts)[:len(split.leaves)]  # traced nondiff operands: no tangent (stopped)
             if symbolic:
                 ts = [SymbolicZero(p.shape, p.dtype) if t is None else t for p, t in zip(ps, ts)]
             tangents = split.diff_args(ts)
-            pair = rule(*split.nondiff, primals, tangents)
+            pair = rule(*split.nondiff_values(ps), primals, tangents)
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                 raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce a "
                                 "pair (list or tuple of length two) representing primal and "
@@ -202,8 +248,9 @@ class custom_jvp:
                      for t in t_out]
             return _ensure_arrays(p_leaves), t_out
 
+        extra = [_tessera.lax.stop_gradient(x) for x in split.traced_nondiff()]
         outs = _tessera.custom_jvp_call(_flat_primal(self.fun, split, store), flat_jvp,
-                                        split.leaves, symbolic)
+                                        split.leaves + extra, symbolic)
         return tree_util.tree_unflatten(store["out_tree"], outs)
 
 
@@ -224,17 +271,24 @@ class custom_vjp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = None
         self.bwd = None
+        self.symbolic_zeros = False
 
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
         return functools.partial(self, obj)
 
-    def defvjp(self, fwd, bwd):
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """Set fwd(*args) -> (out, residuals) and bwd(*nondiff_args, residuals, g) -> a tuple of
-        cotangents, one per differentiable argument (None: zero)."""
+        cotangents, one per differentiable argument (None: zero). With symbolic_zeros=True, as
+        in JAX, fwd receives a CustomVJPPrimal(value, perturbed) for each differentiable
+        argument leaf, bwd receives SymbolicZero for output cotangents that are zero, and bwd
+        may return SymbolicZero (or None) for a zero input cotangent. optimize_remat (an
+        optimization of JAX's remat of fwd) is accepted and has no effect."""
+        del optimize_remat
         self.fwd = fwd
         self.bwd = bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
 
     def __call__(self, *args, **kwargs):
         name = _fun_name(self.fun)
@@ -242,11 +296,23 @@ class custom_vjp:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
         args = _resolve_args(self.fun, args, kwargs)
         split = _Split(args, self.nondiff_argnums, "custom_vjp")
+        if split.nd_traced:
+            from tessera.errors import UnexpectedTracerError
+            raise UnexpectedTracerError(
+                "Found a JAX Tracer object passed as an argument to a custom_vjp function in a "
+                "position indicated by nondiff_argnums as non-differentiable. Tracers cannot be "
+                "passed as non-differentiable arguments to custom_vjp functions; instead, "
+                "nondiff_argnums should only be used for arguments that can't be or contain JAX "
+                "tracers, e.g. function-valued arguments. In particular, array-valued arguments "
+                "should typically not be indicated as nondiff_argnums.")
         store = {}
         fwd, bwd = self.fwd, self.bwd
         fwd_name = _fun_name(fwd)
+        symbolic = self.symbolic_zeros
 
         def flat_fwd(xs):
+            if symbolic:
+                xs = [CustomVJPPrimal(x, True) for x in xs]
             pair = fwd(*split.all_args(xs))
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                 raise TypeError(
@@ -274,7 +340,7 @@ class custom_vjp:
 
         def flat_bwd(res, cts):
             py_res = tree_util.tree_unflatten(store["res_tree"], res)
-            cts = [_zeros(*aval) if c is None else c
+            cts = [(SymbolicZero(*aval) if symbolic else _zeros(*aval)) if c is None else c
                    for c, aval in zip(cts, store["out_avals"])]
             g = tree_util.tree_unflatten(store["out_tree"], cts)
             return _flatten_bwd_out(bwd(*split.nondiff, py_res, g), split.in_tree)
@@ -309,8 +375,8 @@ def _flatten_bwd_out(cts, in_tree):
                         "particular must produce a tuple of length equal to the number of "
                         "arguments to the primal function, but got bwd output structure "
                         f"{got} for primal input structure {in_tree}.")
-    return [None if x is None else (x if isinstance(x, Array) else _tessera.asarray(x))
-            for x in out]
+    return [None if x is None or isinstance(x, SymbolicZero) else
+            (x if isinstance(x, Array) else _tessera.asarray(x)) for x in out]
 
 
 def _zeros(shape, dtype):

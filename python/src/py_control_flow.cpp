@@ -1,0 +1,115 @@
+// Structured control flow (control_flow_flat.h) over Python callables: cond, switch, while_loop,
+// fori_loop, scan and map on flat lists of arrays. The tessera package
+// (tessera/_src/control_flow.py) handles pytrees, weak-type promotion of carries and JAX's
+// structure/type errors around these calls. As in py_custom.cpp the C++ work runs with the GIL
+// held and each callback takes it (re-entrantly); Python exceptions raised by a callback
+// propagate out unchanged.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "py_common.h"
+#include "tessera/control_flow_flat.h"
+
+namespace tessera::python {
+
+namespace {
+
+// A Python callable shared by the std::functions the core copies and stores (staged jaxprs
+// keep nothing of it, but copies of the Fun may outlive the call): copies need no GIL, the last
+// owner takes it to release.
+using PyFn = std::shared_ptr<py::function>;
+
+PyFn share(py::function f) {
+  return PyFn(new py::function(std::move(f)), [](py::function* p) {
+    if (!Py_IsInitialized()) return;  // interpreter gone: leak rather than touch Python
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+py::list to_list(std::span<const Array> xs) {
+  py::list l(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) l[i] = py::cast(xs[i]);
+  return l;
+}
+
+std::vector<Array> from_list(py::handle r, const char* op) {
+  if (!py::isinstance<py::sequence>(r) || py::isinstance<py::str>(r))
+    throw TypeError(std::string("[") + op +
+                    "] the flattened function must return a list of arrays");
+  std::vector<Array> out;
+  for (py::handle h : py::reinterpret_borrow<py::sequence>(r)) out.push_back(to_array(h));
+  return out;
+}
+
+// A Python function over a flat list of arrays as a flat::Fun.
+flat::Fun wrap(py::function f, const char* op) {
+  return [f = share(std::move(f)), op](std::span<const Array> xs) {
+    py::gil_scoped_acquire gil;
+    return from_list((*f)(to_list(xs)), op);
+  };
+}
+
+std::vector<Array> arrays(const py::sequence& s) { return to_arrays(s); }
+
+}  // namespace
+
+void bind_control_flow(py::module_& m) {
+  py::module_ cf = m.def_submodule("control_flow", "lax control flow over flat lists of arrays");
+  cf.def(
+      "cond",
+      [](py::handle pred, py::function true_fun, py::function false_fun,
+         const py::sequence& operands) {
+        return to_list(flat::cond(to_array(pred), wrap(std::move(true_fun), "cond"),
+                                  wrap(std::move(false_fun), "cond"), arrays(operands)));
+      },
+      py::arg("pred"), py::arg("true_fun"), py::arg("false_fun"), py::arg("operands"));
+  cf.def(
+      "switch",
+      [](py::handle index, const py::sequence& branches, const py::sequence& operands) {
+        std::vector<flat::Fun> funs;
+        for (py::handle b : branches)
+          funs.push_back(wrap(py::reinterpret_borrow<py::function>(b), "switch"));
+        return to_list(flat::switch_(to_array(index), funs, arrays(operands)));
+      },
+      py::arg("index"), py::arg("branches"), py::arg("operands"));
+  cf.def(
+      "while_loop",
+      [](py::function cond_fun, py::function body_fun, const py::sequence& init) {
+        return to_list(flat::while_loop(wrap(std::move(cond_fun), "while_loop"),
+                                        wrap(std::move(body_fun), "while_loop"), arrays(init)));
+      },
+      py::arg("cond_fun"), py::arg("body_fun"), py::arg("init"));
+  // body receives [i, carry...] and returns the carry.
+  cf.def(
+      "fori_loop",
+      [](py::handle lower, py::handle upper, py::function body, const py::sequence& init,
+         int64_t unroll) {
+        return to_list(flat::fori_loop(to_array(lower), to_array(upper),
+                                       wrap(std::move(body), "fori_loop"), arrays(init), unroll));
+      },
+      py::arg("lower"), py::arg("upper"), py::arg("body"), py::arg("init"), py::arg("unroll") = 1);
+  // f receives [carry..., x...] and returns [carry..., y...]; the result is (carry, ys).
+  cf.def(
+      "scan",
+      [](py::function f, const py::sequence& init, const py::sequence& xs,
+         std::optional<int64_t> length, bool reverse, int64_t unroll) {
+        flat::ScanOptions opts;
+        opts.length = length;
+        opts.reverse = reverse;
+        opts.unroll = unroll;
+        flat::ScanResult r = flat::scan(wrap(std::move(f), "scan"), arrays(init), arrays(xs), opts);
+        return py::make_tuple(to_list(r.carry), to_list(r.ys));
+      },
+      py::arg("f"), py::arg("init"), py::arg("xs"), py::arg("length") = py::none(),
+      py::arg("reverse") = false, py::arg("unroll") = 1);
+  cf.def(
+      "map",
+      [](py::function f, const py::sequence& xs, std::optional<int64_t> batch_size) {
+        return to_list(flat::map(wrap(std::move(f), "map"), arrays(xs), batch_size));
+      },
+      py::arg("f"), py::arg("xs"), py::arg("batch_size") = py::none());
+}
+
+}  // namespace tessera::python
