@@ -375,8 +375,11 @@ batching::BatchOut cond_batch(std::span<const Array> vals, std::span<const int64
     return {std::move(outs), std::move(out_dims)};
   }
   // A batched index: every branch runs on every member and select_n picks each member's
-  // result (JAX's rule; branches with effects cannot run unconditionally).
-  Effects effs = joined_effects(br);
+  // result (JAX's rule). Debug effects may run unconditionally (jax.debug.print in a vmapped
+  // cond prints from both branches, as JAX); other effects (IO) cannot.
+  Effects effs;
+  for (const Effect& e : joined_effects(br))
+    if (e.name != "Debug" && e.name != "OrderedDebug") effs.push_back(e);
   if (!effs.empty())
     throw ValueError(op_message(
         "cond", "IO effect not supported in vmap-of-cond: the branches have effect '" +
