@@ -35,9 +35,9 @@ class OpaqueParam {
 using JaxprList = std::vector<std::shared_ptr<const Jaxpr>>;
 
 // One static parameter value. Params never hold arrays: constants become constvars.
-using ParamValue = std::variant<bool, int64_t, double, DType, std::vector<int64_t>, std::string,
-                                std::shared_ptr<const Jaxpr>, std::shared_ptr<const OpaqueParam>,
-                                JaxprList>;
+using ParamValue =
+    std::variant<bool, int64_t, double, DType, std::vector<int64_t>, std::string,
+                 std::shared_ptr<const Jaxpr>, std::shared_ptr<const OpaqueParam>, JaxprList>;
 
 // A small ordered map of static parameters: hashable and comparable so that CSE and compile
 // caches can key on it. Keys keep insertion order; the jaxpr printer sorts them by name, as JAX.

@@ -14,23 +14,6 @@ namespace tessera::python {
 
 namespace {
 
-// Shared so that copies of the std::function need no GIL; the last owner takes it to release.
-using PyFn = std::shared_ptr<py::function>;
-
-PyFn share(py::function f) {
-  return PyFn(new py::function(std::move(f)), [](py::function* p) {
-    if (!Py_IsInitialized()) return;
-    py::gil_scoped_acquire gil;
-    delete p;
-  });
-}
-
-py::list to_list(std::span<const Array> xs) {
-  py::list l(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i) l[i] = py::cast(xs[i]);
-  return l;
-}
-
 std::string fn_name(const py::function& f, const char* fallback) {
   py::object q = py::getattr(f, "__qualname__", py::none());
   if (q.is_none()) q = py::getattr(f, "__name__", py::none());

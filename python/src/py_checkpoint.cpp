@@ -13,22 +13,6 @@ namespace tessera::python {
 
 namespace {
 
-using PyFn = std::shared_ptr<py::function>;
-
-PyFn share(py::function f) {
-  return PyFn(new py::function(std::move(f)), [](py::function* p) {
-    if (!Py_IsInitialized()) return;
-    py::gil_scoped_acquire gil;
-    delete p;
-  });
-}
-
-py::list to_list(std::span<const Array> xs) {
-  py::list l(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i) l[i] = py::cast(xs[i]);
-  return l;
-}
-
 std::vector<Array> from_list(py::handle r) {
   if (!py::isinstance<py::sequence>(r) || py::isinstance<py::str>(r))
     throw TypeError("[checkpoint] the flattened function must return a list of arrays");

@@ -5,7 +5,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <memory>
 #include <optional>
+#include <span>
 
 #include "tessera/tessera.h"
 
@@ -29,6 +31,25 @@ std::vector<Array> to_arrays(const py::sequence& s);
 
 // A read-only NumPy view of a concrete array (bfloat16: a float32 copy; float0: bool zeros).
 py::array to_numpy(const Array& a);
+
+// A Python callable shared by the std::functions the core copies and stores (a staged rule or
+// a traced body may outlive the call): copies need no GIL; the last owner takes it to release,
+// and leaks instead when the interpreter is gone.
+using PyFn = std::shared_ptr<py::function>;
+inline PyFn share(py::function f) {
+  return PyFn(new py::function(std::move(f)), [](py::function* p) {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+// A Python list of arrays; undefined Arrays (symbolic zeros) become None.
+inline py::list to_list(std::span<const Array> xs) {
+  py::list l(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) l[i] = xs[i].defined() ? py::cast(xs[i]) : py::none();
+  return l;
+}
 
 // An integer from any object with __index__ (int, NumPy integers, rank-0 integer arrays).
 inline int64_t as_int(py::handle h) {
@@ -94,8 +115,8 @@ void bind_ops(py::module_& m);
 void bind_transforms(py::module_& m);
 // custom_jvp_call / custom_vjp_call over Python rules (py_custom.cpp).
 void bind_custom(py::module_& m);
-void bind_callbacks(py::module_& m);  // debug/pure/io callbacks (py_callbacks.cpp)
-void bind_checkpoint(py::module_& m);  // jax.checkpoint and its policies (py_checkpoint.cpp)
+void bind_callbacks(py::module_& m);     // debug/pure/io callbacks (py_callbacks.cpp)
+void bind_checkpoint(py::module_& m);    // jax.checkpoint and its policies (py_checkpoint.cpp)
 void bind_control_flow(py::module_& m);  // lax control flow (py_control_flow.cpp)
 // Extend the `numpy` and `lax` submodules that bind_ops created (call after it).
 void bind_numpy_ext(py::module_& m);

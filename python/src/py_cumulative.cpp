@@ -13,22 +13,6 @@ namespace tessera::python {
 
 namespace {
 
-using PyFn = std::shared_ptr<py::function>;
-
-PyFn share(py::function f) {
-  return PyFn(new py::function(std::move(f)), [](py::function* p) {
-    if (!Py_IsInitialized()) return;
-    py::gil_scoped_acquire gil;
-    delete p;
-  });
-}
-
-py::list to_list(const std::vector<Array>& xs) {
-  py::list l(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i) l[i] = py::cast(xs[i]);
-  return l;
-}
-
 using LaxCum = Array (*)(const Array&, int64_t, bool);
 void def_cum(py::module_& lax, const char* name, LaxCum f) {
   lax.def(

@@ -13,24 +13,6 @@ namespace tessera::python {
 
 namespace {
 
-// A Python callable shared by the std::functions the core copies and stores (the rules live on
-// as opaque params of staged jaxprs): copies need no GIL, the last owner takes it to release.
-using PyFn = std::shared_ptr<py::function>;
-
-PyFn share(py::function f) {
-  return PyFn(new py::function(std::move(f)), [](py::function* p) {
-    if (!Py_IsInitialized()) return;  // interpreter gone: leak rather than touch Python
-    py::gil_scoped_acquire gil;
-    delete p;
-  });
-}
-
-py::list to_list(std::span<const Array> xs) {
-  py::list l(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i) l[i] = xs[i].defined() ? py::cast(xs[i]) : py::none();
-  return l;
-}
-
 // A list of array-likes from a rule; None gives an undefined Array when allowed.
 std::vector<Array> from_list(py::handle r, bool allow_none, const char* what) {
   if (!py::isinstance<py::sequence>(r) || py::isinstance<py::str>(r))

@@ -234,8 +234,8 @@ class Printer {
       // JAX's pp_jaxprs: a group that puts each jaxpr on its own line when it does not fit.
       std::vector<Doc> items;
       for (const auto& j : *js) items.push_back(j ? jaxpr(*j) : text("None"));
-      return group(concat(
-          {nest(2, concat({text("("), brk(""), join(brk(), items)})), brk(""), text(")")}));
+      return group(
+          concat({nest(2, concat({text("("), brk(""), join(brk(), items)})), brk(""), text(")")}));
     }
     if (auto* d = std::get_if<double>(&v)) return text(python_float_str(*d, DType::kFloat64));
     return text(param_value_str(v));

@@ -1,7 +1,8 @@
 // custom_lin: the equation linearize stages for a primitive with a VJP override. It holds the
 // override's backward function (an opaque param); its operands are the num_res residuals
-// (non-linear) and then the tangents of the primitive's differentiable inputs (linear). It has no forward rule (JAX's custom_lin neither): it
-// is only ever transposed, which calls the backward function.
+// (non-linear) and then the tangents of the primitive's differentiable inputs (linear). It has no
+// forward rule (JAX's custom_lin neither): it is only ever transposed, which calls the backward
+// function.
 #pragma once
 
 #include <string>

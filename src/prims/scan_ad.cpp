@@ -31,8 +31,8 @@ Sizes sizes_of(const ScanParams& sp, size_t n_operands) {
 // linearize the body is probed with linearize_jaxpr, not its JVP: a body holding a custom_vjp
 // has no JVP.
 std::vector<bool> nonzero_fixpoint(const Jaxpr& body, const Sizes& s,
-                                   std::span<const Array> primals,
-                                   std::span<const Array> tangents, bool linearizing = false) {
+                                   std::span<const Array> primals, std::span<const Array> tangents,
+                                   bool linearizing = false) {
   std::vector<bool> nz(primals.size());
   for (size_t i = 0; i < primals.size(); ++i)
     nz[i] = !ad::zero_tangent(primals[i], tangents[i]) && cf::differentiable(primals[i].aval());
