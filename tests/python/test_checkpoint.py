@@ -7,9 +7,6 @@ decorator forms and make_jaxpr text follow JAX.
 The seed comes from TESSERA_TEST_SEED (or the clock) and is printed with each test's output.
 """
 import functools
-import os
-import time
-import zlib
 
 import numpy as np
 import pytest
@@ -18,16 +15,8 @@ import tessera as jax
 import tessera.numpy as jnp
 from tessera.ad_checkpoint import checkpoint_name
 
-SEED = int(os.environ.get("TESSERA_TEST_SEED", time.time_ns() % (2**31)))
-print(f"test_checkpoint: TESSERA_TEST_SEED={SEED}")
 
 cp = jax.checkpoint_policies
-
-
-@pytest.fixture
-def rng(request):
-    print(f"seed: TESSERA_TEST_SEED={SEED} (test {request.node.nodeid})")
-    return np.random.default_rng([SEED, zlib.crc32(request.node.nodeid.encode())])
 
 
 def A(x):

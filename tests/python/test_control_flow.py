@@ -6,10 +6,7 @@ scan's length / reverse / unroll / pytrees, make_jaxpr text and JAX's error mess
 
 The seed comes from TESSERA_TEST_SEED (or the clock) and is printed with each test's output.
 """
-import os
 import re
-import time
-import zlib
 
 import numpy as np
 import pytest
@@ -18,24 +15,6 @@ import tessera as jax
 import tessera.numpy as jnp
 from tessera import lax
 
-SEED = int(os.environ.get("TESSERA_TEST_SEED", time.time_ns() % (2**31)))
-print(f"test_control_flow: TESSERA_TEST_SEED={SEED}")
-
-
-@pytest.fixture
-def rng(request):
-    print(f"seed: TESSERA_TEST_SEED={SEED} (test {request.node.nodeid})")
-    return np.random.default_rng([SEED, zlib.crc32(request.node.nodeid.encode())])
-
-
-@pytest.fixture
-def x64():
-    old = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", old)
 
 
 def A(x):

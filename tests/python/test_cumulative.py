@@ -2,9 +2,6 @@
 jnp.cumsum & co. against NumPy (np.cumsum, np.cumprod, np.maximum/minimum.accumulate,
 np.logaddexp.accumulate), sequential Python loops and float64 finite differences, on fresh
 random inputs. The seed is TESSERA_TEST_SEED (or the clock)."""
-import os
-import time
-import zlib
 
 import numpy as np
 import pytest
@@ -13,7 +10,6 @@ import tessera
 import tessera.numpy as jnp
 from tessera import lax
 
-SEED = int(os.environ.get("TESSERA_TEST_SEED", time.time_ns() % (2**31)))
 
 OPS = {
     "cumsum": (lax.cumsum, np.cumsum),
@@ -23,19 +19,6 @@ OPS = {
     "cumlogsumexp": (lax.cumlogsumexp, np.logaddexp.accumulate),
 }
 EPS = {"float16": 2.0**-10, "float32": 2.0**-23, "float64": 2.0**-52}
-
-
-@pytest.fixture
-def rng(request):
-    print(f"seed: TESSERA_TEST_SEED={SEED} (test {request.node.nodeid})")
-    return np.random.default_rng([SEED, zlib.crc32(request.node.nodeid.encode())])
-
-
-@pytest.fixture
-def x64():
-    tessera.config.update("jax_enable_x64", True)
-    yield
-    tessera.config.update("jax_enable_x64", False)
 
 
 def np_scan(name, v, axis, reverse, dtype):

@@ -10,10 +10,7 @@ names the file); they start failing loudly (XPASS) once the core is fixed.
 The seed comes from TESSERA_TEST_SEED (or the clock) and is printed with each test's output.
 """
 import functools
-import os
 import re
-import time
-import zlib
 
 import numpy as np
 import pytest
@@ -22,24 +19,6 @@ import tessera as jax
 import tessera.numpy as jnp
 from tessera import lax
 
-SEED = int(os.environ.get("TESSERA_TEST_SEED", time.time_ns() % (2**31)))
-print(f"test_jax_programs: TESSERA_TEST_SEED={SEED}")
-
-
-@pytest.fixture
-def rng(request):
-    print(f"seed: TESSERA_TEST_SEED={SEED} (test {request.node.nodeid})")
-    return np.random.default_rng([SEED, zlib.crc32(request.node.nodeid.encode())])
-
-
-@pytest.fixture
-def x64():
-    old = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", old)
 
 
 @pytest.fixture
