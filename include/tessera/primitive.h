@@ -133,6 +133,51 @@ struct Effect;
 // a callback's depend on `ordered`). Added to the primitive's fixed effects when staging.
 using EffectsRule = std::function<std::vector<Effect>(const Params&)>;
 
+// ---- Signature: what a primitive accepts. ----
+// Declared at registration (every registered primitive has one: a registry test checks it) and
+// checked centrally — by bind before any trace or rule sees the call, and by the jaxpr parser and
+// verifier before abstract evaluation — so that no rule reads an operand or a param that is not
+// there, or a param of another type. Arity that depends on params (scan's operands follow its
+// body, dynamic_slice takes one start index per operand dimension) is checked by the
+// abstract-eval rule, which must check it before it indexes the operands.
+enum class ParamKind : uint8_t {
+  kBool,
+  kInt,
+  kFloat,
+  kDType,
+  kInts,
+  kString,
+  kJaxpr,
+  kOpaque,
+  kJaxprList,
+  kOptionalDType,  // a DType, or absent / any non-DType value meaning None (get_optional_dtype)
+  kAny,            // any value; the rule checks it
+};
+const char* param_kind_name(ParamKind k);
+struct ParamSpec {
+  const char* name;
+  ParamKind kind;
+  bool required = true;
+};
+struct Signature {
+  static constexpr int32_t kVariadic = INT32_MAX;
+  int32_t min_args = -1;  // -1: not declared (bind then skips the check; the registry test fails)
+  int32_t max_args = -1;
+  std::vector<ParamSpec> params;
+  bool open_params = false;  // params beyond `params` are allowed (none are today)
+
+  static Signature fixed(int32_t n, std::vector<ParamSpec> ps = {}) {
+    return {n, n, std::move(ps), false};
+  }
+  static Signature at_least(int32_t n, std::vector<ParamSpec> ps = {}) {
+    return {n, kVariadic, std::move(ps), false};
+  }
+  static Signature range(int32_t lo, int32_t hi, std::vector<ParamSpec> ps = {}) {
+    return {lo, hi, std::move(ps), false};
+  }
+  bool declared() const { return min_args >= 0; }
+};
+
 class Primitive {
  public:
   explicit Primitive(std::string name, bool multiple_results = false)
@@ -143,6 +188,8 @@ class Primitive {
   const std::string& name() const { return name_; }
   bool multiple_results() const { return multiple_results_; }
 
+  // Operand count and params (see Signature); set in the family's registration function.
+  Signature signature;
   AbstractEvalRule abstract_eval;
   ImplRule impl;
   JvpRule jvp;
@@ -159,6 +206,16 @@ class Primitive {
   std::string name_;
   bool multiple_results_;
 };
+
+// Throws TypeError "[name] ..." when nargs or params do not match p.signature: the count and
+// the expected range, a missing required param, a param of the wrong kind, or an unknown param,
+// each naming the op and what it expected.
+void check_signature(const Primitive& p, size_t nargs, const Params& params);
+// Abstract evaluation as every caller must run it: checks the signature, runs the rule, then
+// checks the result — one aval for a single-result primitive, and every aval valid (check_aval:
+// rank <= kMaxRank, no negative dimension, no element or byte count overflow), so that a rule
+// that computed a size from huge user params can never hand a wrapped-around shape to a kernel.
+std::vector<Aval> abstract_eval(const Primitive& p, std::span<const Aval> in, const Params& params);
 
 // ---- Registry. ----
 // Calls every family's registration function once (idempotent, thread-safe). bind() calls it,

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "tessera/errors.h"
+#include "tessera/shape.h"
 
 namespace tessera {
 namespace {
@@ -72,10 +73,18 @@ void CachingCpuAllocator::system_free(void* p, size_t bytes) {
 }
 
 void* CachingCpuAllocator::allocate(size_t nbytes, const char* op) {
+  // Larger requests cannot be served (nor rounded to a size class without wrapping around).
+  if (nbytes > static_cast<size_t>(kMaxArrayBytes)) {
+    throw OutOfMemoryError(op_message(
+        op ? op : "allocate", "out of memory on " + device_name_ + ": cannot allocate " +
+                                  std::to_string(nbytes) +
+                                  " bytes, more than the largest array size of 2^62 bytes"));
+  }
   const size_t cls = size_class(nbytes);
   std::lock_guard<std::mutex> lock(mu_);
+  // Compared without adding, so that a huge request cannot wrap around and pass.
   if (stats_.bytes_limit > 0 &&
-      stats_.bytes_in_use + static_cast<int64_t>(cls) > stats_.bytes_limit) {
+      static_cast<int64_t>(cls) > stats_.bytes_limit - stats_.bytes_in_use) {
     throw OutOfMemoryError(
         op_message(op ? op : "allocate",
                    "out of memory on " + device_name_ + ": allocating " +

@@ -73,6 +73,7 @@ void Array::delete_buffer() {
 }
 
 Array empty_array(const Aval& aval, const char* op, Device* device) {
+  check_aval(op, aval);  // cheap; the last guard before a size reaches the allocator
   return Array(aval, Buffer::allocate(device, aval.nbytes(), op));
 }
 

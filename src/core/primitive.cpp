@@ -91,6 +91,126 @@ std::vector<std::string> primitive_names() {
   return out;
 }
 
+const char* param_kind_name(ParamKind k) {
+  switch (k) {
+    case ParamKind::kBool: return "a bool";
+    case ParamKind::kInt: return "an integer";
+    case ParamKind::kFloat: return "a float";
+    case ParamKind::kDType: return "a dtype";
+    case ParamKind::kInts: return "a tuple of integers";
+    case ParamKind::kString: return "a string";
+    case ParamKind::kJaxpr: return "a jaxpr";
+    case ParamKind::kOpaque: return "an opaque object (a callable)";
+    case ParamKind::kJaxprList: return "a tuple of jaxprs";
+    case ParamKind::kOptionalDType: return "a dtype or None";
+    case ParamKind::kAny: return "any value";
+  }
+  return "?";
+}
+
+namespace {
+
+bool param_matches(ParamKind k, const ParamValue& v) {
+  switch (k) {
+    case ParamKind::kBool: return std::holds_alternative<bool>(v);
+    case ParamKind::kInt: return std::holds_alternative<int64_t>(v);
+    case ParamKind::kFloat: return std::holds_alternative<double>(v);
+    case ParamKind::kDType: return std::holds_alternative<DType>(v);
+    case ParamKind::kInts: return std::holds_alternative<std::vector<int64_t>>(v);
+    case ParamKind::kString: return std::holds_alternative<std::string>(v);
+    case ParamKind::kJaxpr: {
+      auto* j = std::get_if<std::shared_ptr<const Jaxpr>>(&v);
+      return j && *j;
+    }
+    case ParamKind::kOpaque: {
+      auto* o = std::get_if<std::shared_ptr<const OpaqueParam>>(&v);
+      return o && *o;
+    }
+    case ParamKind::kJaxprList: {
+      auto* l = std::get_if<JaxprList>(&v);
+      if (!l) return false;
+      for (const auto& j : *l)
+        if (!j) return false;
+      return true;
+    }
+    case ParamKind::kOptionalDType:
+    case ParamKind::kAny: return true;
+  }
+  return false;
+}
+
+std::string arity_str(const Signature& s) {
+  if (s.min_args == s.max_args) return "exactly " + std::to_string(s.min_args);
+  if (s.max_args == Signature::kVariadic) return "at least " + std::to_string(s.min_args);
+  return "between " + std::to_string(s.min_args) + " and " + std::to_string(s.max_args);
+}
+
+[[noreturn]] void bad_params(const Primitive& p, const Params& params, const std::string& what) {
+  std::string expected;
+  for (const ParamSpec& ps : p.signature.params) {
+    if (!expected.empty()) expected += ", ";
+    expected += std::string(ps.name) + (ps.required ? "" : " (optional)");
+  }
+  throw TypeError(op_message(p.name(), what + "; " + p.name() + " takes the params {" + expected +
+                                           "}, got {" + params.str() + "}"));
+}
+
+}  // namespace
+
+void check_signature(const Primitive& p, size_t nargs, const Params& params) {
+  const Signature& sig = p.signature;
+  if (!sig.declared()) return;
+  if (nargs < static_cast<size_t>(sig.min_args) || nargs > static_cast<size_t>(sig.max_args)) {
+    throw TypeError(op_message(p.name(), p.name() + " takes " + arity_str(sig) + " operand" +
+                                             (sig.max_args == 1 ? "" : "s") + ", got " +
+                                             std::to_string(nargs)));
+  }
+  if (sig.params.empty() && params.empty()) return;
+  size_t found = 0;
+  for (const ParamSpec& ps : sig.params) {
+    const ParamValue* v = nullptr;
+    for (const auto& kv : params.items()) {
+      if (kv.first == ps.name) {
+        v = &kv.second;
+        break;
+      }
+    }
+    if (!v) {
+      if (ps.required) bad_params(p, params, "missing required param '" + std::string(ps.name) + "'");
+      continue;
+    }
+    ++found;
+    if (!param_matches(ps.kind, *v)) {
+      bad_params(p, params,
+                 "param '" + std::string(ps.name) + "' must be " + param_kind_name(ps.kind) +
+                     ", got " + param_value_str(*v));
+    }
+  }
+  if (found != params.size() && !sig.open_params) {
+    for (const auto& kv : params.items()) {
+      bool known = false;
+      for (const ParamSpec& ps : sig.params) known |= kv.first == ps.name;
+      if (!known) bad_params(p, params, "unknown param '" + kv.first + "'");
+    }
+  }
+}
+
+std::vector<Aval> abstract_eval(const Primitive& p, std::span<const Aval> in,
+                                const Params& params) {
+  check_signature(p, in.size(), params);
+  if (!p.abstract_eval) {
+    throw_internal("bind", "primitive '" + p.name() + "' has no abstract-eval rule");
+  }
+  std::vector<Aval> outs = p.abstract_eval(in, params);
+  if (!p.multiple_results() && outs.size() != 1) {
+    throw_internal("abstract eval", "primitive '" + p.name() + "' computed " +
+                                        std::to_string(outs.size()) +
+                                        " result types where one was expected");
+  }
+  for (const Aval& a : outs) check_aval(p.name(), a);
+  return outs;
+}
+
 Trace::Trace(Trace* parent) : tag_(g_next_tag.fetch_add(1)), parent_(parent) {}
 
 Trace* current_trace() { return t_current ? t_current : &eval_trace(); }
@@ -128,10 +248,8 @@ std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<co
     }
     avals.push_back(a.aval());
   }
-  if (!p.abstract_eval || !p.impl) {
-    throw_internal("bind", "primitive '" + p.name() + "' has no abstract-eval or eager rule");
-  }
-  std::vector<Aval> out_avals = p.abstract_eval(avals, params);
+  if (!p.impl) throw_internal("bind", "primitive '" + p.name() + "' has no eager rule");
+  std::vector<Aval> out_avals = abstract_eval(p, avals, params);
   const char* prev = t_op_name;
   t_op_name = p.name().c_str();
   struct Restore {
@@ -144,6 +262,7 @@ std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<co
 
 std::vector<Array> bind(const Primitive& p, std::span<const Array> args, const Params& params) {
   register_all();
+  check_signature(p, args.size(), params);
   return current_trace()->process_primitive(p, args, params);
 }
 

@@ -5,20 +5,56 @@
 #include "tessera/errors.h"
 
 namespace tessera {
+namespace {
 
-int64_t shape_size(const Shape& s) {
+[[noreturn]] void overflow(std::string_view op, std::string_view what, int64_t a, int64_t b,
+                           char sign) {
+  throw ValueError(op_message(op, std::string(what) + " overflows: " + std::to_string(a) + ' ' +
+                                      sign + ' ' + std::to_string(b) +
+                                      " does not fit in int64; use smaller dimensions"));
+}
+
+}  // namespace
+
+int64_t checked_mul(std::string_view op, int64_t a, int64_t b, std::string_view what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) overflow(op, what, a, b, '*');
+  return r;
+}
+
+int64_t checked_add(std::string_view op, int64_t a, int64_t b, std::string_view what) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) overflow(op, what, a, b, '+');
+  return r;
+}
+
+int64_t shape_size(const Shape& s, std::string_view op) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  bool over = false;
+  for (int64_t d : s) over |= __builtin_mul_overflow(n, d, &n);
+  // A zero dimension makes the true product 0 even when a partial product overflowed.
+  if (over) {
+    for (int64_t d : s)
+      if (d == 0) return 0;
+    throw ValueError(op_message(op, "the number of elements of shape " + shape_str(s) +
+                                        " overflows int64; use smaller dimensions"));
+  }
   return n;
 }
 
 std::string shape_str(const Shape& s) {
   std::string out = "(";
-  for (size_t i = 0; i < s.size(); ++i) {
+  const size_t n = s.size();
+  for (size_t i = 0; i < n; ++i) {
     if (i) out += ", ";
+    // A rank far beyond kMaxRank (a bad header or param) is shown abbreviated.
+    if (n > 2 * kMaxRank && i == 8) {
+      out += "... " + std::to_string(n - 16) + " more ..., ";
+      i = n - 8;
+    }
     out += std::to_string(s[i]);
   }
-  if (s.size() == 1) out += ",";
+  if (n == 1) out += ",";
   out += ")";
   return out;
 }
@@ -26,12 +62,55 @@ std::string shape_str(const Shape& s) {
 std::vector<int64_t> row_major_strides(const Shape& s) {
   std::vector<int64_t> st(s.size());
   int64_t acc = 1;
+  bool over = false;
   for (size_t i = s.size(); i-- > 0;) {
     st[i] = acc;
-    acc *= s[i];
+    over |= __builtin_mul_overflow(acc, s[i], &acc);
+  }
+  if (over && shape_size(s) != 0) {
+    throw ValueError(op_message("shape", "the strides of shape " + shape_str(s) +
+                                             " overflow int64; use smaller dimensions"));
   }
   return st;
 }
+
+void check_shape(std::string_view op, const Shape& s, size_t itemsize) {
+  if (static_cast<int64_t>(s.size()) > kMaxRank) {
+    throw ValueError(op_message(op, "an array may have at most " + std::to_string(kMaxRank) +
+                                        " dimensions (NumPy's limit), got rank " +
+                                        std::to_string(s.size()) + ": " + shape_str(s)));
+  }
+  for (int64_t d : s) {
+    if (d < 0) {
+      throw ValueError(op_message(op, "negative dimensions are not allowed, got shape " +
+                                          shape_str(s)));
+    }
+  }
+  int64_t n = 1;
+  bool over = false;
+  for (int64_t d : s) over |= __builtin_mul_overflow(n, d, &n);
+  if (over) {
+    for (int64_t d : s)
+      if (d == 0) return;
+  }
+  int64_t bytes = 0;
+  if (over || __builtin_mul_overflow(n, static_cast<int64_t>(itemsize), &bytes) ||
+      bytes > kMaxArrayBytes) {
+    throw ValueError(op_message(
+        op, "shape " + shape_str(s) + " is too large: " +
+                (over ? std::string("its number of elements overflows int64")
+                      : std::to_string(n) + " elements of " + std::to_string(itemsize) +
+                            " bytes exceed the largest array size of 2^62 bytes") +
+                "; use smaller dimensions"));
+  }
+}
+
+size_t Aval::nbytes() const {
+  // check_aval bounds size() * itemsize by 2^62 for every aval a rule or kernel sees.
+  return static_cast<size_t>(size()) * itemsize(dtype);
+}
+
+void check_aval(std::string_view op, const Aval& a) { check_shape(op, a.shape, itemsize(a.dtype)); }
 
 int normalize_axis(const char* op, int64_t axis, int64_t ndim) {
   if (axis < -ndim || axis >= ndim) {

@@ -287,7 +287,7 @@ class Elaborator {
   std::string check(const Primitive& p, const EqnAst& e, const std::vector<Aval>& ins,
                     const Params& params, std::vector<Aval>& outs) {
     try {
-      outs = p.abstract_eval(ins, params);
+      outs = abstract_eval(p, ins, params);
     } catch (const std::exception& ex) {
       return "'" + e.prim + "' does not accept the inputs " + avals_str(ins) + " with [" +
              params.str() + "]: " + ex.what();

@@ -62,7 +62,7 @@ std::vector<Array> StagingTrace::process_primitive(const Primitive& p, std::span
   }
   if (!p.abstract_eval)
     throw_internal("staging", "primitive '" + p.name() + "' has no abstract-eval rule");
-  return stage(p, args, params, p.abstract_eval(in_avals, params));
+  return stage(p, args, params, abstract_eval(p, in_avals, params));
 }
 
 std::vector<Array> StagingTrace::stage(const Primitive& p, std::span<const Array> args,
