@@ -86,13 +86,12 @@ void check_shape(std::string_view op, const Shape& s, size_t itemsize) {
                                           shape_str(s)));
     }
   }
+  // As NumPy: zero dimensions are skipped, so that the other dimensions (and the strides made
+  // from them) are bounded even for an empty array.
   int64_t n = 1;
   bool over = false;
-  for (int64_t d : s) over |= __builtin_mul_overflow(n, d, &n);
-  if (over) {
-    for (int64_t d : s)
-      if (d == 0) return;
-  }
+  for (int64_t d : s)
+    if (d != 0) over |= __builtin_mul_overflow(n, d, &n);
   int64_t bytes = 0;
   if (over || __builtin_mul_overflow(n, static_cast<int64_t>(itemsize), &bytes) ||
       bytes > kMaxArrayBytes) {
