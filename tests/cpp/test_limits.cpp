@@ -7,7 +7,7 @@
 
 #include "core/allocator.h"
 #include "tessera/tessera.h"
-#include "test_util.h"
+#include "util/test_util.h"
 
 namespace tnp = tessera::numpy;
 namespace lax = tessera::lax;
