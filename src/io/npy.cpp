@@ -17,7 +17,13 @@
 namespace tessera::io {
 namespace {
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// Built by appends: GCC 12 flags the equivalent operator+ chain with a false -Wrestrict.
+std::string quoted(std::string_view s) {
+  std::string out(1, '\'');
+  out += s;
+  out += '\'';
+  return out;
+}
 std::string os_error(int err) { return std::strerror(err); }
 
 class Fd {
@@ -167,7 +173,9 @@ void save_npy(const std::string& path, const Array& a) {
   // Write a uniquely named hidden sibling of the target, then rename it over the target: readers
   // see either the old file or the complete new one. The name is kept short (NAME_MAX).
   const std::string dir = dir_of(target);
-  const std::string stem = "." + base_of(target).substr(0, 64) + ".tmp";
+  std::string stem(1, '.');
+  stem += base_of(target).substr(0, 64);
+  stem += ".tmp";
   std::random_device rd;
   std::string tmp;
   int raw_fd = -1;

@@ -17,7 +17,13 @@ namespace {
 
 constexpr size_t kAlign = 64;  // NumPy aligns the data to 64 bytes
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// Built by appends: GCC 12 flags the equivalent operator+ chain with a false -Wrestrict.
+std::string quoted(std::string_view s) {
+  std::string out(1, '\'');
+  out += s;
+  out += '\'';
+  return out;
+}
 
 // Header text for a message: non-printable bytes as \xNN, at most `max` bytes shown.
 std::string printable(std::string_view s, size_t max = 200) {
@@ -90,7 +96,7 @@ ParsedDescr parse_descr(std::string_view name, const std::string& descr) {
   }
   // A dtype NumPy has but Tessera lacks is a TypeError (as JAX raises for unsupported dtypes); a
   // descriptor NumPy itself would reject is a ValueError, as np.load raises.
-  const std::string shown = "'" + printable(descr) + "'";
+  const std::string shown = quoted(printable(descr));
   const char kind = s.empty() ? '\0' : s[0];
   const bool digits_follow = s.size() > 1 && std::all_of(s.begin() + 1, s.end(), [](char c) {
                                return c >= '0' && c <= '9';
