@@ -127,6 +127,7 @@ std::string save_npy_bytes(const Array& a) {
 
 void save_npy(const std::string& path, const Array& a) {
   check_savable(a, quoted(path));
+  if (path.empty()) throw ValueError(op_message("save_npy", "the path is empty"));
   const void* data = a.raw_data("save_npy");  // raises for tracers and deleted arrays
   const std::string header = npy::build_header(a);
   const std::string target = resolve_symlinks(path);

@@ -514,6 +514,7 @@ TEST(NpyHardening, FailedSavesChangeNothing) {
   }
   EXPECT_TRUE(fs::is_directory(dir.file("d.npy")));
   EXPECT_TRUE(fs::is_empty(dir.file("d.npy")));
+  EXPECT_THROW(io::save_npy("", a), ValueError);
   // A path under a regular file.
   io::save_npy(dir.file("f.npy"), a);
   EXPECT_THROW(io::save_npy(dir.file("f.npy/x.npy"), a), ValueError);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <typeinfo>
 
@@ -104,6 +105,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (tessera::io::save_npy_bytes(b) != saved) finding("re-saving is not idempotent");
       const std::string out = (scratch().dir / "resaved.npy").string();
       tessera::io::save_npy(out, a);
+      std::ifstream in(out, std::ios::binary);
+      const std::string on_disk{std::istreambuf_iterator<char>(in), {}};
+      if (on_disk != saved) finding("save_npy wrote other bytes than save_npy_bytes");
       expect_same(a, tessera::io::load_npy(out), "save_npy + load_npy");
     } catch (const tessera::Error& e) {
       finding(std::string("round trip of a loaded array failed: ") + e.what());
