@@ -144,13 +144,14 @@ TEST(Npy, RoundTripsEveryDtypeAndShape) {
   EXPECT_EQ(dir.entries().size(), static_cast<size_t>(n));
 }
 
-TEST(Npy, HugeHeaderUsesVersion2) {
+TEST(Npy, MaxRankHeaderFitsVersion1) {
   TempDir dir;
-  Shape s(25000, 1);  // the header needs more than 65535 bytes
+  Shape s(static_cast<size_t>(kMaxRank), 1);  // the longest shape an array may have
+  s[3] = 2;
   Array a = oracle_array(s, DType::kInt16);
   io::save_npy(dir.file("big.npy"), a);
   const std::string raw = read_bytes(dir.file("big.npy"));
-  EXPECT_EQ(raw[6], 2);
+  EXPECT_EQ(raw[6], 1);
   Array b = io::load_npy(dir.file("big.npy"));
   EXPECT_EQ(b.shape(), s);
   EXPECT_EQ(bytes_of(b), bytes_of(a));
@@ -206,7 +207,11 @@ for t in types:
     for v in [(2, 0), (3, 0)]:
         with open(os.path.join(d, "np_%s_v%d.npy" % (t, v[0])), "wb") as fh:
             np.lib.format.write_array(fh, x, version=v)
-np.save(os.path.join(d, "bad_fortran.npy"), np.asfortranarray(np.ones((2, 3), np.float32)))
+    # Fortran order (np.save keeps it for F-contiguous arrays) holds the same values.
+    y = (rng.integers(0, 3, size=(2, 3, 4)) * (0.37 if t.startswith("float") else 1)).astype(t)
+    np.save(os.path.join(d, "np_%s_C.npy" % t), y)
+    np.save(os.path.join(d, "np_%s_F.npy" % t), np.asfortranarray(y))
+    assert open(os.path.join(d, "np_%s_F.npy" % t), "rb").read().find(b"'fortran_order': True") > 0
 np.save(os.path.join(d, "bad_complex.npy"), np.ones(3, np.complex64))
 np.save(os.path.join(d, "bad_object.npy"), np.array([1, "a"], dtype=object), allow_pickle=True)
 np.save(os.path.join(d, "bad_struct.npy"), np.zeros(2, dtype=[("a", "<i4"), ("b", "<f4")]))
@@ -238,11 +243,19 @@ np.save(os.path.join(d, "bad_str.npy"), np.array(["ab", "c"]))
       EXPECT_EQ(bytes_of(v), bytes_of(le)) << t << variant;
     }
   }
-  expect_load_error<ValueError>(dir.file("bad_fortran.npy"), {"Fortran order"});
+  // Fortran-order files load as the same row-major array.
+  for (DType d : npy_dtypes()) {
+    const std::string t(dtype_name(d));
+    Array c = io::load_npy(dir.file("np_" + t + "_C.npy"));
+    Array f = io::load_npy(dir.file("np_" + t + "_F.npy"));
+    EXPECT_EQ(f.dtype(), d);
+    EXPECT_EQ(f.shape(), (Shape{2, 3, 4}));
+    EXPECT_EQ(bytes_of(f), bytes_of(c)) << t;
+  }
   expect_load_error<TypeError>(dir.file("bad_complex.npy"), {"<c8", "complex"});
   expect_load_error<TypeError>(dir.file("bad_object.npy"), {"|O", "Python objects"});
   expect_load_error<ValueError>(dir.file("bad_struct.npy"), {"structured"});
-  expect_load_error<TypeError>(dir.file("bad_str.npy"), {"<U2", "not supported"});
+  expect_load_error<TypeError>(dir.file("bad_str.npy"), {"<U2", "string dtype"});
 }
 
 TEST(Npy, MalformedFilesRaiseClearErrors) {
@@ -272,7 +285,7 @@ TEST(Npy, MalformedFilesRaiseClearErrors) {
        {"True or False"}},
       {"neg_shape",
        npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (-3,), }", f4x3),
-       {"non-negative"}},
+       {"negative dimensions", "(-3,)"}},
       {"list_shape",
        npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': [3], }", f4x3),
        {"expected '('"}},
@@ -286,9 +299,9 @@ TEST(Npy, MalformedFilesRaiseClearErrors) {
        npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999, 99999999999), }",
                 f4x3),
        {"too large"}},
-      {"fortran",
-       npy_file("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }", f4x3),
-       {"Fortran order"}},
+      {"descr_junk",
+       npy_file("{'descr': 'zz', 'fortran_order': False, 'shape': (3,), }", f4x3),
+       {"not a valid dtype descriptor: 'zz'"}},
   };
   for (auto& b : value_errors) {
     const std::string path = dir.file(b.name + ".npy");
@@ -304,9 +317,6 @@ TEST(Npy, MalformedFilesRaiseClearErrors) {
       {"descr_V2",
        npy_file("{'descr': '<V2', 'fortran_order': False, 'shape': (3,), }", f4x3),
        {"float32"}},
-      {"descr_junk",
-       npy_file("{'descr': 'zz', 'fortran_order': False, 'shape': (3,), }", f4x3),
-       {"'zz'"}},
   };
   for (auto& b : type_errors) {
     const std::string path = dir.file(b.name + ".npy");
