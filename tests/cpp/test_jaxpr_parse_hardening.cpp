@@ -309,9 +309,14 @@ TEST(JaxprParseHardening, BadTextsArePositionedErrors) {
 // Params a primitive does not take are reported at their position (with the signature the
 // primitive declares; undeclared signatures skip the check).
 TEST(JaxprParseHardening, UnknownParamIsPositioned) {
-  if (!find_primitive("sin")->signature.declared()) GTEST_SKIP() << "sin declares no signature";
+  for (const char* p : {"sin", "reduce_max"})
+    if (!find_primitive(p)->signature.declared()) GTEST_SKIP() << p << " declares no signature";
   EXPECT_PARSE_ERROR("{ lambda ; a:f32[3]. let b:f32[3] = sin[foo=1] a in (b,) }",
                      "1:41: 'sin' has no param 'foo'");
+  // Fuzz finding (corpus regress_reduce_no_operand.txt): a reduction without its operand
+  // crashed in the rule; the declared signature makes it a positioned TypeError-based error.
+  EXPECT_PARSE_ERROR("{ lambda ; a:f32[3]. let b:f32[] = reduce_max[axes=(0,)] in (b,) }",
+                     "1:26: the equation does not type-check");
   // JAX's defaults that Tessera does not model are dropped: `accuracy=None` on sin.
   EXPECT_EQ(parse_jaxpr("{ lambda ; a:f32[3]. let b:f32[3] = sin[accuracy=None] a in (b,) }")
                 .eqns[0]
