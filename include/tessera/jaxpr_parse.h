@@ -13,6 +13,17 @@
 // inputs of their dtype, sub-jaxpr inputs that of the operands they receive, and the jaxpr's
 // own inputs are strong unless ParseJaxprOptions gives their types. Errors are ValueErrors
 // "[parse_jaxpr] line:column: ..." naming what was expected. The result passes verify().
+//
+// JAX's own printed forms are read too: dot_general's
+// `dimension_numbers=(([1], [0]), ([], []))` becomes the four *_dimensions params, nested int
+// tuples such as pad's `padding_config=((1, 2, 0),)` are flattened where that reading type-checks,
+// and params JAX prints at their default that Tessera does not model (`precision=None`,
+// `out_sharding=None`, `preferred_element_type=None`, ...) are dropped.
+//
+// Limits (any text gets a ValueError rather than a crash, an overflow or a hang): at most
+// kMaxParseNesting nested jaxprs and param tuples; types must pass check_shape (rank <= 64,
+// dims >= 0, at most 2^62 bytes); integers must fit in int64. Parsing takes time near-linear in
+// the text's size: each sub-jaxpr is elaborated once per reading of its inputs' weak types.
 #pragma once
 
 #include <memory>
@@ -22,6 +33,11 @@
 #include "tessera/jaxpr.h"
 
 namespace tessera {
+
+// The deepest nesting of `{ lambda ...}` jaxprs and `( ... )` param tuples the parser reads,
+// each one level (the outer jaxpr is level 1; a cond's branches are level 3, inside the
+// branches tuple). Deeper text raises ValueError "[parse_jaxpr] line:col: ... deeper than 100".
+inline constexpr int kMaxParseNesting = 100;
 
 struct ParseJaxprOptions {
   // The avals of the jaxpr's invars / constvars when the caller knows them (empty: read from

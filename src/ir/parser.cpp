@@ -15,8 +15,15 @@
 #include "ir/parser_ast.h"
 #include "tessera/errors.h"
 #include "tessera/jaxpr_parse.h"
+#include "tessera/shape.h"
 
 namespace tessera::jaxpr_parse {
+
+std::string strip_op_prefix(const std::string& msg) {
+  if (msg.empty() || msg[0] != '[') return msg;
+  const size_t end = msg.find("] ");
+  return end == std::string::npos ? msg : msg.substr(end + 2);
+}
 
 [[noreturn]] void fail_at(std::string_view src, size_t off, const std::string& msg) {
   int line = 1, col = 1;
@@ -63,6 +70,20 @@ class Reader {
   std::string_view s_;
   size_t i_ = 0;
   int64_t defined_names_ = 0;  // distinct binder names so far (the printer's naming counter)
+  int depth_ = 0;              // open jaxprs and param tuples (kMaxParseNesting)
+
+  // Counts one nesting level (a jaxpr or a param tuple) for the duration of its read.
+  struct Nest {
+    Reader& r;
+    explicit Nest(Reader& reader, const char* what) : r(reader) {
+      if (++r.depth_ > kMaxParseNesting)
+        r.fail(std::string("the text nests jaxprs and param tuples deeper than ") +
+               std::to_string(kMaxParseNesting) + " levels (the parser's limit) at this " + what);
+    }
+    ~Nest() { --r.depth_; }
+    Nest(const Nest&) = delete;
+    Nest& operator=(const Nest&) = delete;
+  };
 
   [[noreturn]] void fail(const std::string& what) { fail_at(s_, i_, what + ", got " + got()); }
   std::string got() const {
@@ -126,14 +147,27 @@ class Reader {
         if (peek() != ',') fail("expected ',' or ']' in a shape");
         ++i_;
       }
+      if (static_cast<int64_t>(t.shape.size()) == kMaxRank)
+        fail("a type may have at most " + std::to_string(kMaxRank) +
+             " dimensions (NumPy's limit); expected ']'");
       const char* b = s_.data() + i_;
       int64_t d = 0;
       auto r = std::from_chars(b, s_.data() + s_.size(), d);
-      if (r.ec != std::errc() || d < 0) fail("expected a dimension size in a shape");
+      if (r.ec == std::errc::result_out_of_range)
+        fail("the dimension size does not fit in int64; expected a dimension size in a shape");
+      if (r.ec != std::errc()) fail("expected a dimension size in a shape");
+      if (d < 0) fail("negative dimensions are not allowed in a shape");
       i_ += static_cast<size_t>(r.ptr - b);
       t.shape.push_back(d);
     }
     ++i_;
+    try {
+      check_shape("parse_jaxpr", t.shape, itemsize(t.dtype));
+    } catch (const ValueError& e) {
+      fail_at(s_, t.off,
+              "invalid type '" + std::string(s_.substr(t.off, i_ - t.off)) +
+                  "': " + strip_op_prefix(e.what()));
+    }
     return t;
   }
 
@@ -154,7 +188,7 @@ class Reader {
     const int64_t save_names = defined_names_;
     bool ok = false;
     try {
-      std::vector<std::string> seen;
+      std::unordered_set<std::string> seen;
       bool dup = false;
       while (true) {
         skip_ws();
@@ -162,8 +196,12 @@ class Reader {
         std::string_view w = peek_name();
         if (i_ + w.size() >= s_.size() || s_[i_ + w.size()] != ':') break;
         BinderAst b = read_binder();
-        if (b.name != "_" && std::find(seen.begin(), seen.end(), b.name) != seen.end()) dup = true;
-        seen.push_back(b.name);
+        // A repeated name ends the scan (binders are distinct), keeping this linear.
+        if (b.name != "_" && !seen.insert(b.name).second) {
+          dup = true;
+          break;
+        }
+        if (b.name == "_") seen.insert("_");
       }
       skip_ws();
       ok = !seen.empty() && !dup && peek() == '=';
@@ -212,6 +250,7 @@ class Reader {
       p.kind = ParamAst::kJaxpr;
       p.jaxpr = read_jaxpr();
     } else if (c == '(') {
+      Nest nest(*this, "tuple");
       p.kind = ParamAst::kTuple;
       ++i_;
       while (true) {
@@ -257,7 +296,12 @@ class Reader {
   EqnAst read_eqn() {
     EqnAst e;
     e.off = i_;
-    if (at_binders()) {
+    // `name:` opens the outputs unless the name is a literal word (`inf:f32[]` may be an
+    // operand of an equation without outputs); then errors in the types are reported as such.
+    const std::string_view first = peek_name();
+    const bool binder_start =
+        !first.empty() && !is_literal_word(first) && peek(first.size()) == ':';
+    if (binder_start || at_binders()) {
       while (true) {
         skip_ws();
         if (peek() == '=') break;
@@ -312,6 +356,9 @@ class Reader {
     skip_ws();
     j->off = i_;
     expect('{', "'{' to open a jaxpr");
+    --i_;
+    Nest nest(*this, "jaxpr");
+    ++i_;
     skip_ws();
     if (!at_word("lambda")) fail("expected 'lambda' after '{'");
     i_ += 6;

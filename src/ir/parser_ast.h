@@ -62,5 +62,10 @@ struct JaxprAst {
 [[noreturn]] void fail_at(std::string_view src, size_t off, const std::string& msg);
 // The syntax phase (parser.cpp).
 std::shared_ptr<JaxprAst> read_jaxpr_text(std::string_view src);
+// "[op] msg" -> "msg" (for messages of library checks re-raised at a position).
+std::string strip_op_prefix(const std::string& msg);
+// Jaxprs elaborated on this thread so far (the top one and every sub-jaxpr reading): tests
+// check with it that elaboration work grows linearly with nesting depth.
+int64_t jaxpr_elaboration_count();
 
 }  // namespace tessera::jaxpr_parse

@@ -13,8 +13,10 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/parser_ast.h"
 #include "tessera/errors.h"
@@ -23,6 +25,8 @@
 namespace tessera::jaxpr_parse {
 
 namespace {
+
+thread_local int64_t t_elaborations = 0;
 
 using JaxprPtr = std::shared_ptr<const Jaxpr>;
 using OpaquePtr = std::shared_ptr<const OpaqueParam>;
@@ -52,6 +56,13 @@ std::optional<int64_t> parse_int(std::string_view t) {
   return v;
 }
 
+// Whether `t` is written as an integer (sign and digits), so that failing parse_int means it
+// overflows int64 rather than being another kind of word.
+bool looks_like_int(std::string_view t) {
+  if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.remove_prefix(1);
+  return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 std::optional<double> parse_float(std::string_view t) {
   if (t.empty()) return std::nullopt;
   const std::string s(t);
@@ -70,6 +81,140 @@ std::optional<DType> parse_dtype_name(std::string_view t) {
   return std::nullopt;
 }
 
+std::string trim(std::string_view t) {
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+  return std::string(t);
+}
+
+// A param value as a list of ints: `(1, 2)`, or a Python list `[1, 2]` as JAX prints inside
+// dimension_numbers. Integers that overflow int64 are an error at their position.
+std::optional<std::vector<int64_t>> int_list(std::string_view src, const ParamAst& v) {
+  std::vector<int64_t> xs;
+  auto one = [&](const std::string& t, size_t off) {
+    if (auto i = parse_int(t)) {
+      xs.push_back(*i);
+      return true;
+    }
+    if (looks_like_int(t)) fail_at(src, off, "the integer " + t + " does not fit in int64");
+    return false;
+  };
+  if (v.kind == ParamAst::kTuple) {
+    for (const ParamAst& it : v.items)
+      if (it.kind != ParamAst::kWord || !one(it.text, it.off)) return std::nullopt;
+    return xs;
+  }
+  const std::string& t = v.text;
+  if (v.kind != ParamAst::kWord || t.size() < 2 || t.front() != '[' || t.back() != ']')
+    return std::nullopt;
+  const std::string body = trim(std::string_view(t).substr(1, t.size() - 2));
+  if (body.empty()) return xs;
+  size_t from = 0;
+  while (true) {
+    const size_t comma = body.find(',', from);
+    const std::string item = trim(std::string_view(body).substr(from, comma - from));
+    if (item.empty() && comma == std::string::npos && from > 0) break;  // trailing comma
+    if (!one(item, v.off)) return std::nullopt;
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return xs;
+}
+
+// A syntax-tree tuple of int words, as Tessera prints a tuple of ints.
+ParamAst int_tuple_ast(const std::vector<int64_t>& xs, size_t off, size_t key_off) {
+  ParamAst p;
+  p.kind = ParamAst::kTuple;
+  p.off = off;
+  p.key_off = key_off;
+  for (int64_t x : xs) {
+    ParamAst w;
+    w.text = std::to_string(x);
+    w.off = off;
+    p.items.push_back(std::move(w));
+  }
+  p.text = param_value_str(xs);
+  return p;
+}
+
+bool sig_has(const Primitive& p, std::string_view key, ParamKind* kind = nullptr) {
+  for (const ParamSpec& ps : p.signature.params)
+    if (key == ps.name) {
+      if (kind) *kind = ps.kind;
+      return true;
+    }
+  return false;
+}
+
+// Params JAX prints that Tessera does not model, for primitives whose signature does not (yet)
+// tell: dropped whatever their value.
+constexpr std::pair<const char*, const char*> kJaxOnlyParams[] = {
+    {"dot_general", "precision"},
+    {"dot_general", "out_sharding"},
+    {"scan", "linear"},
+    {"scan", "_split_transpose"},
+    {"*", "out_sharding"},
+    {"*", "sharding"},
+    {"*", "accuracy"},
+};
+
+// JAX's printed params rewritten into Tessera's (syntax only; abstract_eval still checks them).
+// nullopt when nothing changes.
+std::optional<EqnAst> jax_params(std::string_view src, const Primitive& p, const EqnAst& e) {
+  const Signature& sig = p.signature;
+  const bool closed = sig.declared() && !sig.open_params;
+  std::vector<std::pair<std::string, ParamAst>> out;
+  bool changed = false;
+  for (const auto& [k, v] : e.params) {
+    const bool is_none = v.kind == ParamAst::kWord && v.text == "None";
+    bool drop = false;
+    for (const auto& [prim, key] : kJaxOnlyParams)
+      if (k == key && (e.prim == prim || (std::string_view(prim) == "*" && closed)))
+        drop = drop || !sig_has(p, k);
+    ParamKind kind{};
+    const bool known = sig_has(p, k, &kind);
+    // `key=None` is JAX's default: a param Tessera leaves out (absent) or does not have.
+    if (is_none && ((closed && !known) || (known && kind == ParamKind::kOptionalDType) ||
+                    (e.prim == "dot_general" && k == "preferred_element_type")))
+      drop = true;
+    if (drop) {
+      changed = true;
+      continue;
+    }
+    if (e.prim == "dot_general" && k == "dimension_numbers") {
+      // ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))
+      auto bad = [&]() {
+        fail_at(src, v.off,
+                "dot_general's dimension_numbers must be ((lhs_contracting, rhs_contracting), "
+                "(lhs_batch, rhs_batch)) with lists of ints, as JAX prints "
+                "(([1], [0]), ([], [])), got " +
+                    v.text);
+      };
+      if (v.kind != ParamAst::kTuple || v.items.size() != 2) bad();
+      std::vector<std::vector<int64_t>> parts;
+      for (const ParamAst& pair : v.items) {
+        if (pair.kind != ParamAst::kTuple || pair.items.size() != 2) bad();
+        for (const ParamAst& l : pair.items) {
+          auto xs = int_list(src, l);
+          if (!xs) bad();
+          parts.push_back(std::move(*xs));
+        }
+      }
+      const char* names[] = {"lhs_contracting_dimensions", "rhs_contracting_dimensions",
+                             "lhs_batch_dimensions", "rhs_batch_dimensions"};
+      for (size_t i = 0; i < 4; ++i)
+        out.emplace_back(names[i], int_tuple_ast(parts[i], v.off, v.key_off));
+      changed = true;
+      continue;
+    }
+    out.emplace_back(k, v);
+  }
+  if (!changed) return std::nullopt;
+  EqnAst n = e;
+  n.params = std::move(out);
+  return n;
+}
+
 std::string avals_str(const std::vector<Aval>& as) {
   std::string s = "(";
   for (size_t i = 0; i < as.size(); ++i) s += (i ? ", " : "") + as[i].str();
@@ -83,6 +228,7 @@ class Elaborator {
   // in_avals: exact input avals (top level); weak: weak flags for the invars (sub-jaxprs).
   Jaxpr jaxpr(const JaxprAst& a, const std::vector<Aval>* in_avals,
               const std::vector<Aval>* const_avals, const std::vector<bool>* weak) {
+    ++t_elaborations;
     Env env;
     Jaxpr j;
     auto bind_inputs = [&](const std::vector<BinderAst>& bs, const std::vector<Aval>* exact,
@@ -121,6 +267,10 @@ class Elaborator {
  private:
   using Env = std::unordered_map<std::string, Var>;
   std::string_view src_;
+  // Sub-jaxprs already elaborated, by syntax node and input weak types: a sub-jaxpr is closed,
+  // so these determine it. Without this, each candidate reading of an enclosing equation would
+  // elaborate its sub-jaxprs again, exponential in the nesting depth.
+  std::map<std::pair<const JaxprAst*, std::vector<bool>>, JaxprPtr> memo_;
 
   Var define(Env& env, const BinderAst& b, const Aval& av) {
     if (b.name == "_") return Var::dropped(av);
@@ -163,7 +313,7 @@ class Elaborator {
       std::memcpy(buf, &v, sizeof v);
     } else if (is_integer(d)) {
       std::optional<int64_t> v = parse_int(t);
-      if (!v) bad("an integer");
+      if (!v) bad(looks_like_int(t) ? "in range of its dtype" : "an integer");
       if (d == DType::kInt64) {
         std::memcpy(buf, &*v, sizeof *v);
       } else {
@@ -219,7 +369,12 @@ class Elaborator {
     std::vector<bool> w = use_hints ? sub_weak(e, key, a.invars.size(), ins)
                                     : std::vector<bool>(a.invars.size(), false);
     if (!a.constvars.empty()) fail_at(src_, a.off, "a sub-jaxpr in a param cannot have constvars");
-    return intern(jaxpr(a, nullptr, nullptr, &w));
+    auto memo_key = std::make_pair(&a, std::move(w));
+    auto it = memo_.find(memo_key);
+    if (it != memo_.end()) return it->second;
+    JaxprPtr j = intern(jaxpr(a, nullptr, nullptr, &memo_key.second));
+    memo_.emplace(std::move(memo_key), j);
+    return j;
   }
 
   // Candidate readings of a param value, most likely first.
@@ -238,6 +393,11 @@ class Elaborator {
           c.push_back(t == "True");
         } else if (auto i = parse_int(t)) {
           c.push_back(*i);
+        } else if (looks_like_int(t)) {
+          fail_at(src_, v.off,
+                  "the integer " + t + " of the param '" + key + "' does not fit in int64");
+        } else if (auto xs = int_list(src_, v)) {
+          c.push_back(std::move(*xs));  // a Python list of ints, as JAX prints some params
         } else if (auto f = parse_float(t)) {
           c.push_back(*f);
         } else if (t == "None") {
@@ -250,17 +410,28 @@ class Elaborator {
         break;
       }
       case ParamAst::kTuple: {
-        bool ints = true, jaxprs = true;
+        bool jaxprs = true;
         for (const ParamAst& it : v.items) {
           if (it.kind == ParamAst::kOpaque) opaque(e, key, it);
-          ints = ints && it.kind == ParamAst::kWord && parse_int(it.text).has_value();
           jaxprs = jaxprs && (it.kind == ParamAst::kJaxpr ||
                               (it.kind == ParamAst::kWord && it.text == "None"));
         }
-        if (ints) {
-          std::vector<int64_t> xs;
-          for (const ParamAst& it : v.items) xs.push_back(*parse_int(it.text));
-          c.push_back(std::move(xs));
+        if (auto xs = int_list(src_, v)) {
+          c.push_back(std::move(*xs));
+        } else if (!v.items.empty()) {
+          // JAX's nested form (pad's padding_config=((1, 2, 0),)): the ints flattened.
+          std::vector<int64_t> flat;
+          bool nested = true;
+          for (const ParamAst& it : v.items) {
+            auto xs = it.kind == ParamAst::kWord && it.text.front() != '[' ? std::nullopt
+                                                                           : int_list(src_, it);
+            if (!xs) {
+              nested = false;
+              break;
+            }
+            flat.insert(flat.end(), xs->begin(), xs->end());
+          }
+          if (nested) c.push_back(std::move(flat));
         }
         if (jaxprs) {
           JaxprList js;
@@ -304,16 +475,26 @@ class Elaborator {
     return "";
   }
 
-  JaxprEqn eqn(const EqnAst& e, Env& env) {
-    const Primitive* p = find_primitive(e.prim);
-    if (!p) fail_at(src_, e.prim_off, "unknown primitive '" + e.prim + "'");
+  JaxprEqn eqn(const EqnAst& raw, Env& env) {
+    const Primitive* p = find_primitive(raw.prim);
+    if (!p) fail_at(src_, raw.prim_off, "unknown primitive '" + raw.prim + "'");
     if (!p->abstract_eval)
-      fail_at(src_, e.prim_off, "the primitive '" + e.prim + "' has no abstract-eval rule");
-    for (size_t i = 0; i < e.params.size(); ++i)
-      for (size_t k = 0; k < i; ++k)
-        if (e.params[k].first == e.params[i].first)
-          fail_at(src_, e.params[i].second.key_off,
-                  "the param '" + e.params[i].first + "' is given twice");
+      fail_at(src_, raw.prim_off, "the primitive '" + raw.prim + "' has no abstract-eval rule");
+    const std::optional<EqnAst> norm = jax_params(src_, *p, raw);
+    const EqnAst& e = norm ? *norm : raw;
+    std::unordered_set<std::string_view> keys;
+    const Signature& sig = p->signature;
+    for (const auto& [k, v] : e.params) {
+      if (!keys.insert(k).second) fail_at(src_, v.key_off, "the param '" + k + "' is given twice");
+      // Unknown params fail here, at their position (and before readings are combined).
+      if (sig.declared() && !sig.open_params && !sig_has(*p, k)) {
+        std::string takes;
+        for (const ParamSpec& ps : sig.params)
+          takes += (takes.empty() ? "" : ", ") + std::string(ps.name);
+        fail_at(src_, v.key_off,
+                "'" + e.prim + "' has no param '" + k + "'; it takes {" + takes + "}");
+      }
+    }
     // Literal weak types: that of the var inputs of the same dtype when all are weak.
     std::vector<Atom> base;
     bool any_literal = false;
@@ -416,10 +597,18 @@ class Elaborator {
     } else if (e.prim == "while") {
       body = sub("body_jaxpr");
       body_consts = num("body_nconsts");
-      operand_start = num("cond_nconsts") + body_consts;
+      const int64_t cond_consts = num("cond_nconsts");
+      // Counts beyond the operands are rejected by abstract_eval; never add them (overflow).
+      if (cond_consts < 0 || body_consts < 0 || cond_consts > static_cast<int64_t>(ins.size()) ||
+          body_consts > static_cast<int64_t>(ins.size()))
+        return true;
+      operand_start = cond_consts + body_consts;
       ncarry = static_cast<int64_t>(ins.size()) - operand_start;
     }
-    if (!body || body_consts < 0 || operand_start < 0 || ncarry < 0) return true;
+    const int64_t n_ins = static_cast<int64_t>(ins.size());
+    if (!body || body_consts < 0 || body_consts > n_ins || operand_start < 0 ||
+        operand_start > n_ins || ncarry < 0 || ncarry > n_ins)
+      return true;
     for (int64_t i = 0; i < ncarry; ++i) {
       const size_t in = static_cast<size_t>(body_consts + i),
                    op = static_cast<size_t>(operand_start + i);
@@ -435,6 +624,8 @@ class Elaborator {
 };
 
 }  // namespace
+
+int64_t jaxpr_elaboration_count() { return t_elaborations; }
 
 }  // namespace tessera::jaxpr_parse
 
