@@ -97,7 +97,7 @@ std::string expect_rejected(const Primitive& p, int64_t nargs, const Params& par
                             const std::string& want) {
   const std::vector<Array> xs = operands(nargs);
   try {
-    (void)bind(p, std::span<const Array>(xs), params);
+    (void)tessera::bind(p, std::span<const Array>(xs), params);
   } catch (const TypeError& e) {
     const std::string m = e.what();
     if (m.rfind("[" + p.name() + "] ", 0) != 0) return "message does not start with [name]: " + m;
@@ -178,8 +178,9 @@ TEST(Signatures, BindRejectsCallsOutsideTheDeclaration) {
 TEST(Signatures, RejectedUnderStagingToo) {
   const Primitive& bid = *find_primitive("broadcast_in_dim");
   auto f = [&](std::span<const Array>) {
-    return bind(bid, std::span<const Array>(),
-                Params{{"shape", Shape{3}}, {"broadcast_dimensions", std::vector<int64_t>{}}});
+    return tessera::bind(
+        bid, std::span<const Array>(),
+        Params{{"shape", Shape{3}}, {"broadcast_dimensions", std::vector<int64_t>{}}});
   };
   const std::vector<Array> args{numpy::ones({3})};
   EXPECT_ERROR(TypeError, (void)flat::make_jaxpr(f, args),
