@@ -226,9 +226,9 @@ void bind_manip(py::module_& np) {
   np.def("tri", [](py::handle n_, py::object m, py::handle k_, py::object dtype) {
     int64_t n = as_int(n_, "tri", "n");
     int64_t k = as_int(k_, "tri", "k");
-
-    return numpy::tri(n, opt_int(m, "tri", "M"), k,
-                      dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype));
+    std::optional<int64_t> cols = opt_int(m, "tri", "M");
+    check_shape("tri", Shape{n, cols.value_or(n)}, sizeof(double));  // as for eye
+    return numpy::tri(n, cols, k, dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype));
   });
   np.def("meshgrid", [](py::sequence xs, std::string indexing, bool sparse) {
     return list_of(numpy::meshgrid(arrays_of(xs), indexing, sparse));

@@ -93,18 +93,24 @@ void bind_numpy(py::module_& np) {
       "arange",
       [](py::object start, py::object stop, py::object step, py::object dtype) -> Array {
         auto dt = opt_dtype(dtype);
+        auto num = [](py::handle h, const char* what) {
+          if (h.is_none() || !PyNumber_Check(h.ptr()) || py::isinstance<py::str>(h))
+            throw TypeError(std::string("[arange] ") + what + " must be a number; got " +
+                            std::string(py::repr(h)));
+          return py::reinterpret_borrow<py::object>(h).cast<double>();
+        };
         bool ints = py::isinstance<py::int_>(start) &&
                     (stop.is_none() || py::isinstance<py::int_>(stop)) &&
                     (step.is_none() || py::isinstance<py::int_>(step));
         if (stop.is_none()) {
           if (ints) return numpy::arange(as_int(start, "arange", "start"), dt);
-          return numpy::arange(start.cast<double>(), dt);
+          return numpy::arange(num(start, "start"), dt);
         }
         if (ints)
           return numpy::arange(as_int(start, "arange", "start"), as_int(stop, "arange", "stop"),
                                step.is_none() ? 1 : as_int(step, "arange", "step"), dt);
-        return numpy::arange(start.cast<double>(), stop.cast<double>(),
-                             step.is_none() ? 1.0 : step.cast<double>(), dt);
+        return numpy::arange(num(start, "start"), num(stop, "stop"),
+                             step.is_none() ? 1.0 : num(step, "step"), dt);
       },
       py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = py::none(),
       py::arg("dtype") = py::none());
@@ -123,8 +129,10 @@ void bind_numpy(py::module_& np) {
         int64_t n = as_int(n_, "eye", "n");
         std::optional<int64_t> m = opt_int(m_, "eye", "m");
         int64_t k = as_int(k_, "eye", "k");
-
-        return numpy::eye(n, m, k, dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype));
+        DType d = dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype);
+        // numpy::eye fills a host vector of n * m doubles: bound the shape before it does.
+        check_shape("eye", Shape{n, m.value_or(n)}, sizeof(double));
+        return numpy::eye(n, m, k, d);
       },
       py::arg("N"), py::arg("M") = py::none(), py::arg("k") = 0, py::arg("dtype") = py::none());
 }

@@ -248,6 +248,9 @@ def test_huge_and_negative_shapes_raise_value_error():
     _raises(TypeError, lambda: lax.iota(jnp.int32, -1), "iota")  # JAX's TypeError
     _raises(ValueError, lambda: lax.pad(jnp.ones(3), 0.0, [(0, 0, 2**61)]), "pad")
     _raises(ValueError, lambda: jnp.broadcast_to(jnp.ones(()), (2**31, 2**31, 4)))
+    _raises(ValueError, lambda: jnp.eye(2**32), "eye")  # a wrapped n * m crashed here
+    _raises(ValueError, lambda: jnp.eye(2**40), "eye")
+    _raises(ValueError, lambda: jnp.tri(2**32), "tri")
 
 
 def test_non_integers_where_integers_are_required():
@@ -276,6 +279,8 @@ def test_einsum_malformed_subscripts_have_messages():
 def test_careless_arguments_raise_typed_errors():
     x = jnp.ones(3)
     _raises(TypeError, lambda: jnp.sin(None))
+    _raises(TypeError, lambda: jnp.arange(None), "[arange]")
+    _raises(TypeError, lambda: jnp.arange(0.5, "x"), "[arange]")
     _raises(TypeError, lambda: jnp.add(x, "abc"))
     _raises(TypeError, lambda: jnp.zeros(3, dtype="not_a_dtype"))
     _raises(TypeError, lambda: jnp.asarray([1.0, None]))
