@@ -1,10 +1,16 @@
 // tessera._tessera: the C++ core seen from Python (the tessera package wraps it).
 #include "py_common.h"
+#include "runtime/thread_pool.h"
 
 PYBIND11_MODULE(_tessera, m) {
   m.doc() = "Tessera's C++ core (use the tessera package)";
-  tessera::register_all();
   tessera::python::bind_errors(m);
+  // Read every TESSERA_* variable now: a bad value fails the import with its ValueError
+  // message instead of surfacing at some later, unrelated call.
+  tessera::devices();
+  tessera::runtime::num_threads();
+  tessera::x64_enabled();
+  tessera::register_all();
   tessera::python::bind_array(m);
   tessera::python::bind_ops(m);
   tessera::python::bind_numpy_ext(m);
@@ -15,4 +21,5 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_callbacks(m);
   tessera::python::bind_control_flow(m);
   tessera::python::bind_checkpoint(m);
+  tessera::python::bind_devices(m);
 }

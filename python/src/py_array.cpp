@@ -37,6 +37,57 @@ std::shared_ptr<Buffer> external_buffer(const py::array& a) {
                           std::move(keep));
 }
 
+// The capsule that np.asarray(tessera_array) views keep as their base: it owns a reference to
+// the Array's buffer and, by its name, marks memory that is never written.
+constexpr const char* kBufferCapsule = "tessera.buffer";
+
+void delete_buffer_capsule(PyObject* cap) {
+  delete static_cast<std::shared_ptr<Buffer>*>(PyCapsule_GetPointer(cap, kBufferCapsule));
+}
+
+py::object buffer_capsule(const std::shared_ptr<Buffer>& buf) {
+  auto* keep = new std::shared_ptr<Buffer>(buf);
+  PyObject* cap = PyCapsule_New(keep, kBufferCapsule, delete_buffer_capsule);
+  if (cap == nullptr) {
+    delete keep;
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::object>(cap);
+}
+
+// Whether nobody can ever write `arr`'s memory, so that an Array may alias it. NumPy lets
+// setflags(write=True) succeed on an array that owns its data or whose base chain reaches a
+// writeable array or buffer (its _IsWriteable); so alias only read-only views, all the way
+// down, of memory that is immutable: bytes, or a Tessera Array's buffer. *tessera_buffer is
+// set when the chain ends in an Array's buffer.
+bool immutable_memory(const py::array& arr, std::shared_ptr<Buffer>* tessera_buffer) {
+  PyObject* obj = arr.ptr();
+  while (true) {
+    if (py::isinstance<py::array>(obj)) {
+      auto* proxy = py::detail::array_proxy(obj);
+      if ((proxy->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0) return false;
+      if ((proxy->flags & py::detail::npy_api::NPY_ARRAY_OWNDATA_) != 0) return false;
+      if (proxy->base == nullptr) return false;
+      obj = proxy->base;
+    } else if (PyMemoryView_Check(obj)) {
+      Py_buffer* view = PyMemoryView_GET_BUFFER(obj);
+      if (!view->readonly || view->obj == nullptr) return false;
+      obj = view->obj;
+    } else if (PyCapsule_IsValid(obj, kBufferCapsule)) {
+      *tessera_buffer =
+          *static_cast<std::shared_ptr<Buffer>*>(PyCapsule_GetPointer(obj, kBufferCapsule));
+      return true;
+    } else if (py::isinstance<Array>(obj)) {
+      const Array& a = py::handle(obj).cast<const Array&>();
+      if (a.is_tracer() || a.is_deleted()) return false;
+      *tessera_buffer = a.buffer("asarray");
+      return true;
+    } else {
+      return PyBytes_CheckExact(obj);
+    }
+  }
+}
+
 Shape shape_of(const py::array& a) {
   Shape s;
   for (py::ssize_t i = 0; i < a.ndim(); ++i) s.push_back(static_cast<int64_t>(a.shape(i)));
@@ -135,8 +186,14 @@ Array to_array(py::handle h, std::optional<DType> dtype) {
   const bool contiguous = (arr.flags() & py::array::c_style) != 0;
   const bool writeable = arr.writeable();
   Aval aval{shape_of(arr), want, false};
-  if (want == src && contiguous && aligned && !writeable) {
-    // Read-only NumPy memory cannot change under us: alias it (zero copy).
+  std::shared_ptr<Buffer> tessera_buffer;
+  if (want == src && contiguous && aligned && !writeable &&
+      immutable_memory(arr, &tessera_buffer)) {
+    // Memory nobody can write cannot change under us: alias it (zero copy). A whole view of an
+    // Array's buffer (np.asarray round trip) shares the buffer itself, with no Python owner.
+    if (tessera_buffer && tessera_buffer->data() == arr.data() &&
+        tessera_buffer->nbytes() == static_cast<size_t>(arr.nbytes()))
+      return Array(aval, std::move(tessera_buffer));
     return Array(aval, external_buffer(arr));
   }
   if (want != src || !contiguous) {
@@ -182,8 +239,7 @@ py::array to_numpy(const Array& a) {
     return to_numpy(numpy::asarray(a, DType::kFloat32));
   }
   const std::shared_ptr<Buffer>& buf = a.buffer("__array__");
-  auto* keep = new std::shared_ptr<Buffer>(buf);
-  py::capsule base(keep, [](void* p) { delete static_cast<std::shared_ptr<Buffer>*>(p); });
+  py::object base = buffer_capsule(buf);
   std::vector<py::ssize_t> dims(a.shape().begin(), a.shape().end());
   py::array out(numpy_dtype(a.dtype()), dims, buf->data(), base);
   // Arrays are immutable: the view is read-only.
@@ -279,7 +335,7 @@ Index index_item(py::handle h, size_t position) {
             "[getitem] slice indices must be integers or None or have an "
             "__index__ method; got " +
             std::string(py::repr(py::type::of(v))));
-      return as_int(v);
+      return as_int(v, "getitem", "slice bound");
     };
     py::object s = py::reinterpret_borrow<py::object>(h);
     return Slice(part(s.attr("start")), part(s.attr("stop")), part(s.attr("step")));
@@ -297,7 +353,7 @@ Index index_item(py::handle h, size_t position) {
     return Index(a);
   }
   if (PyBool_Check(h.ptr())) return Index(to_array(h));  // a boolean mask: IndexError
-  if (PyLong_Check(h.ptr())) return Index(as_int(h));
+  if (PyLong_Check(h.ptr())) return Index(as_int(h, "getitem", "index"));
   if (py::isinstance<py::array>(h)) {  // NumPy arrays (rank 0 included) index as arrays
     Array a = to_array(h);
     reject_float(a.dtype());
@@ -305,7 +361,8 @@ Index index_item(py::handle h, size_t position) {
   }
   if (PyFloat_Check(h.ptr()) || py::isinstance(h, py::module_::import("numpy").attr("floating")))
     reject_float(DType::kFloat32);
-  if (PyIndex_Check(h.ptr())) return Index(as_int(h));  // NumPy integers, __index__ objects
+  if (PyIndex_Check(h.ptr()))
+    return Index(as_int(h, "getitem", "index"));  // NumPy integers, __index__ objects
   if (py::isinstance<py::sequence>(h) && !py::isinstance<py::str>(h)) {
     Array a = to_array(h);  // a list: integer-array (advanced) indexing
     reject_float(a.dtype());

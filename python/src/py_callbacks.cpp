@@ -36,7 +36,7 @@ std::vector<Aval> to_avals(const py::sequence& specs) {
   std::vector<Aval> out;
   for (py::handle h : specs) {
     py::sequence s = py::reinterpret_borrow<py::sequence>(h);
-    out.push_back(Aval{to_shape(s[0]), dtype_from_py(s[1]), false});
+    out.push_back(Aval{to_shape(s[0], "callback", "result shape"), dtype_from_py(s[1]), false});
   }
   return out;
 }

@@ -51,35 +51,29 @@ inline py::list to_list(std::span<const Array> xs) {
   return l;
 }
 
-// An integer from any object with __index__ (int, NumPy integers, rank-0 integer arrays).
-inline int64_t as_int(py::handle h) {
-  PyObject* i = PyNumber_Index(h.ptr());
-  if (i == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(i).cast<int64_t>();
+// The one converter of integers from Python (shapes, indices, axes, sizes, slice bounds): any
+// object with __index__. Others raise TypeError, ints outside int64 OverflowError, both naming
+// op, what the integer is for, and the value.
+int64_t as_int(py::handle h, const char* op, const char* what = "argument");
+// A shape from an int or a sequence of ints.
+Shape to_shape(const py::object& s, const char* op, const char* what = "shape");
+// None, an int or a sequence of ints (axes, dims, indices).
+std::optional<std::vector<int64_t>> to_axes(const py::object& a, const char* op,
+                                            const char* what = "axis");
+inline std::vector<int64_t> to_ints(const py::object& a, const char* op,
+                                    const char* what = "argument") {
+  return to_axes(a, op, what).value_or(std::vector<int64_t>{});
+}
+// An optional int: None gives nullopt.
+inline std::optional<int64_t> opt_int(py::handle h, const char* op, const char* what = "argument") {
+  if (h.is_none()) return std::nullopt;
+  return as_int(h, op, what);
 }
 
 // Argument helpers for the numpy/lax bindings.
 inline std::optional<DType> opt_dtype(const py::object& d) {
   if (d.is_none()) return std::nullopt;
   return dtype_from_py(d);
-}
-// A shape from an int or a sequence of ints.
-inline Shape to_shape(const py::object& s) {
-  if (!py::isinstance<py::sequence>(s)) return Shape{as_int(s)};
-  Shape out;
-  for (py::handle h : s) out.push_back(as_int(h));
-  return out;
-}
-// None, an int or a sequence of ints (axes, dims, indices).
-inline std::optional<std::vector<int64_t>> to_axes(const py::object& a) {
-  if (a.is_none()) return std::nullopt;
-  if (!py::isinstance<py::sequence>(a)) return std::vector<int64_t>{as_int(a)};
-  std::vector<int64_t> out;
-  for (py::handle h : a) out.push_back(as_int(h));
-  return out;
-}
-inline std::vector<int64_t> to_ints(const py::object& a) {
-  return to_axes(a).value_or(std::vector<int64_t>{});
 }
 
 // Binds f(x), f(x, y) or f(x, y, z) with the arguments converted by to_array and the GIL
@@ -122,5 +116,6 @@ void bind_control_flow(py::module_& m);  // lax control flow (py_control_flow.cp
 void bind_numpy_ext(py::module_& m);
 void bind_lax_ext(py::module_& m);
 void bind_cumulative(py::module_& m);  // lax.associative_scan, cumulative ops (py_cumulative.cpp)
+void bind_devices(py::module_& m);     // memory_stats, set_memory_limit (py_devices.cpp)
 
 }  // namespace tessera::python

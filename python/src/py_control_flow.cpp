@@ -66,7 +66,9 @@ void bind_control_flow(py::module_& m) {
   cf.def(
       "fori_loop",
       [](py::handle lower, py::handle upper, py::function body, const py::sequence& init,
-         int64_t unroll) {
+         py::handle unroll_) {
+        int64_t unroll = as_int(unroll_, "fori_loop", "unroll");
+
         return to_list(flat::fori_loop(to_array(lower), to_array(upper),
                                        wrap(std::move(body), "fori_loop"), arrays(init), unroll));
       },
@@ -74,8 +76,11 @@ void bind_control_flow(py::module_& m) {
   // f receives [carry..., x...] and returns [carry..., y...]; the result is (carry, ys).
   cf.def(
       "scan",
-      [](py::function f, const py::sequence& init, const py::sequence& xs,
-         std::optional<int64_t> length, bool reverse, int64_t unroll) {
+      [](py::function f, const py::sequence& init, const py::sequence& xs, py::handle length_,
+         bool reverse, py::handle unroll_) {
+        std::optional<int64_t> length = opt_int(length_, "scan", "length");
+        int64_t unroll = as_int(unroll_, "scan", "unroll");
+
         flat::ScanOptions opts;
         opts.length = length;
         opts.reverse = reverse;
@@ -87,7 +92,9 @@ void bind_control_flow(py::module_& m) {
       py::arg("reverse") = false, py::arg("unroll") = 1);
   cf.def(
       "map",
-      [](py::function f, const py::sequence& xs, std::optional<int64_t> batch_size) {
+      [](py::function f, const py::sequence& xs, py::handle batch_size_) {
+        std::optional<int64_t> batch_size = opt_int(batch_size_, "map", "batch_size");
+
         return to_list(flat::map(wrap(std::move(f), "map"), arrays(xs), batch_size));
       },
       py::arg("f"), py::arg("xs"), py::arg("batch_size") = py::none());

@@ -17,7 +17,8 @@ using LaxCum = Array (*)(const Array&, int64_t, bool);
 void def_cum(py::module_& lax, const char* name, LaxCum f) {
   lax.def(
       name,
-      [f](py::handle x, int64_t axis, bool reverse) {
+      [f, name](py::handle x, py::handle axis_, bool reverse) {
+        int64_t axis = as_int(axis_, name, "axis");
         Array a = to_array(x);
         py::gil_scoped_release nogil;
         return f(a, axis, reverse);
@@ -29,10 +30,10 @@ using NpCum = Array (*)(const numpy::ArrayLike&, std::optional<int64_t>, std::op
 void def_np_cum(py::module_& np, const char* name, NpCum f) {
   np.def(
       name,
-      [f](py::handle x, py::object axis, py::object dtype) {
+      [f, name](py::handle x, py::object axis, py::object dtype) {
         Array a = to_array(x);
         std::optional<int64_t> ax;
-        if (!axis.is_none()) ax = as_int(axis);
+        if (!axis.is_none()) ax = as_int(axis, name, "axis");
         std::optional<DType> dt = opt_dtype(dtype);
         py::gil_scoped_release nogil;
         return f(a, ax, dt);
@@ -45,10 +46,10 @@ using NpCumApi = Array (*)(const numpy::ArrayLike&, std::optional<int64_t>, std:
 void def_np_cum_api(py::module_& np, const char* name, NpCumApi f) {
   np.def(
       name,
-      [f](py::handle x, py::object axis, py::object dtype, bool include_initial) {
+      [f, name](py::handle x, py::object axis, py::object dtype, bool include_initial) {
         Array a = to_array(x);
         std::optional<int64_t> ax;
-        if (!axis.is_none()) ax = as_int(axis);
+        if (!axis.is_none()) ax = as_int(axis, name, "axis");
         std::optional<DType> dt = opt_dtype(dtype);
         py::gil_scoped_release nogil;
         return f(a, ax, dt, include_initial);
@@ -65,7 +66,9 @@ void bind_cumulative(py::module_& m) {
   // fn(list of 2n arrays) -> list of n arrays.
   lax.def(
       "associative_scan",
-      [](py::function fn, const py::sequence& elems, bool reverse, int64_t axis) {
+      [](py::function fn, const py::sequence& elems, bool reverse, py::handle axis_) {
+        int64_t axis = as_int(axis_, "associative_scan", "axis");
+
         flat::Fun f = [fn = share(std::move(fn))](std::span<const Array> xs) {
           py::gil_scoped_acquire gil;
           py::list l(xs.size());

@@ -1,8 +1,28 @@
 // C++ exceptions as Python exceptions with the same messages: TypeError, ValueError,
 // IndexError, and JAX's ConcretizationTypeError (a TypeError) and UnexpectedTracerError.
+#include <cstring>
+
 #include "py_common.h"
 
 namespace tessera::python {
+
+namespace {
+
+// Sets a Python exception from a C++ message that may hold bytes that are not UTF-8 (a user's
+// subscript or name echoed back): they are backslash-escaped instead of losing the message.
+void set_error(PyObject* type, const char* what) {
+  PyObject* msg =
+      PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(std::strlen(what)), "backslashreplace");
+  if (msg == nullptr) {
+    PyErr_Clear();
+    PyErr_SetString(type, "(message not decodable)");
+    return;
+  }
+  PyErr_SetObject(type, msg);
+  Py_DECREF(msg);
+}
+
+}  // namespace
 
 void bind_errors(py::module_& m) {
   static py::exception<ConcretizationError> concretization(m, "ConcretizationTypeError",
@@ -14,19 +34,19 @@ void bind_errors(py::module_& m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const ConcretizationError& e) {
-      concretization(e.what());
+      set_error(concretization.ptr(), e.what());
     } catch (const UnexpectedTracerError& e) {
-      unexpected(e.what());
+      set_error(unexpected.ptr(), e.what());
     } catch (const IndexError& e) {
-      PyErr_SetString(PyExc_IndexError, e.what());
+      set_error(PyExc_IndexError, e.what());
     } catch (const OutOfMemoryError& e) {
-      PyErr_SetString(PyExc_MemoryError, e.what());
+      set_error(PyExc_MemoryError, e.what());
     } catch (const ValueError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const TypeError& e) {
-      PyErr_SetString(PyExc_TypeError, e.what());
+      set_error(PyExc_TypeError, e.what());
     } catch (const InternalError& e) {
-      internal(e.what());
+      set_error(internal.ptr(), e.what());
     }
   });
 }

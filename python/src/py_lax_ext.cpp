@@ -24,9 +24,9 @@ py::list list_of(const std::vector<Array>& xs) {
 // Binds f(x, axes) for the monoid reductions.
 void def_reduce(py::module_& m, const char* name,
                 Array (*f)(const Array&, const std::vector<int64_t>&)) {
-  m.def(name, [f](py::handle x, py::object axes) {
+  m.def(name, [f, name](py::handle x, py::object axes) {
     Array a = to_array(x);
-    std::vector<int64_t> ax = to_ints(axes);
+    std::vector<int64_t> ax = to_ints(axes, name, "axes");
     py::gil_scoped_release nogil;
     return f(a, ax);
   });
@@ -37,7 +37,9 @@ void bind_math(py::module_& lax) {
   def_fn(lax, "sign", lax::sign);
   def_fn(lax, "floor", lax::floor);
   def_fn(lax, "ceil", lax::ceil);
-  lax.def("round", [](py::handle x, int64_t method) {
+  lax.def("round", [](py::handle x, py::handle method_) {
+    int64_t method = as_int(method_, "round", "method");
+
     Array a = to_array(x);
     py::gil_scoped_release nogil;
     return lax::round(a, static_cast<lax::RoundingMethod>(method));
@@ -88,7 +90,10 @@ void bind_math(py::module_& lax) {
     py::gil_scoped_release nogil;
     return lax::bitcast_convert_type(a, t);
   });
-  lax.def("reduce_precision", [](py::handle x, int64_t e, int64_t m) {
+  lax.def("reduce_precision", [](py::handle x, py::handle e_, py::handle m_) {
+    int64_t e = as_int(e_, "reduce_precision", "e");
+    int64_t m = as_int(m_, "reduce_precision", "m");
+
     Array a = to_array(x);
     py::gil_scoped_release nogil;
     return lax::reduce_precision(a, e, m);
@@ -101,13 +106,17 @@ void bind_reductions(py::module_& lax) {
   def_reduce(lax, "reduce_and", lax::reduce_and);
   def_reduce(lax, "reduce_or", lax::reduce_or);
   def_reduce(lax, "reduce_xor", lax::reduce_xor);
-  lax.def("argmax", [](py::handle x, int64_t axis, py::object d) {
+  lax.def("argmax", [](py::handle x, py::handle axis_, py::object d) {
+    int64_t axis = as_int(axis_, "argmax", "axis");
+
     Array a = to_array(x);
     DType t = dtype_from_py(d);
     py::gil_scoped_release nogil;
     return lax::argmax(a, axis, t);
   });
-  lax.def("argmin", [](py::handle x, int64_t axis, py::object d) {
+  lax.def("argmin", [](py::handle x, py::handle axis_, py::object d) {
+    int64_t axis = as_int(axis_, "argmin", "axis");
+
     Array a = to_array(x);
     DType t = dtype_from_py(d);
     py::gil_scoped_release nogil;
@@ -126,36 +135,47 @@ void bind_reductions(py::module_& lax) {
                 throw TypeError("[reduce] the computation must return a list of arrays");
               return to_arrays(r);
             };
-            return list_of(lax::reduce(arrays_of(operands), arrays_of(inits), body, to_ints(dims)));
+            return list_of(lax::reduce(arrays_of(operands), arrays_of(inits), body,
+                                       to_ints(dims, "reduce", "dimensions")));
           });
 }
 
 void bind_slicing(py::module_& lax) {
   lax.def("squeeze", [](py::handle x, py::object dims) {
     Array a = to_array(x);
-    return lax::squeeze(a, to_ints(dims));
+    return lax::squeeze(a, to_ints(dims, "squeeze", "dimensions"));
   });
   lax.def("expand_dims", [](py::handle x, py::object dims) {
     Array a = to_array(x);
-    return lax::expand_dims(a, to_ints(dims));
+    return lax::expand_dims(a, to_ints(dims, "expand_dims", "dimensions"));
   });
   lax.def("rev", [](py::handle x, py::object dims) {
     Array a = to_array(x);
-    return lax::rev(a, to_ints(dims));
+    return lax::rev(a, to_ints(dims, "rev", "dimensions"));
   });
   lax.def("slice", [](py::handle x, py::object start, py::object limit, py::object strides) {
     Array a = to_array(x);
-    std::vector<int64_t> s = to_ints(start), l = to_ints(limit), st = to_ints(strides);
+    std::vector<int64_t> s = to_ints(start, "slice", "start_indices"),
+                         l = to_ints(limit, "slice", "limit_indices"),
+                         st = to_ints(strides, "slice", "strides");
     py::gil_scoped_release nogil;
     return lax::slice(a, s, l, st);
   });
-  lax.def("slice_in_dim",
-          [](py::handle x, int64_t start, int64_t limit, int64_t stride, int64_t axis) {
-            Array a = to_array(x);
-            py::gil_scoped_release nogil;
-            return lax::slice_in_dim(a, start, limit, stride, axis);
-          });
-  lax.def("index_in_dim", [](py::handle x, int64_t index, int64_t axis, bool keepdims) {
+  lax.def("slice_in_dim", [](py::handle x, py::handle start_, py::handle limit_, py::handle stride_,
+                             py::handle axis_) {
+    int64_t start = as_int(start_, "slice_in_dim", "start");
+    int64_t limit = as_int(limit_, "slice_in_dim", "limit");
+    int64_t stride = as_int(stride_, "slice_in_dim", "stride");
+    int64_t axis = as_int(axis_, "slice_in_dim", "axis");
+
+    Array a = to_array(x);
+    py::gil_scoped_release nogil;
+    return lax::slice_in_dim(a, start, limit, stride, axis);
+  });
+  lax.def("index_in_dim", [](py::handle x, py::handle index_, py::handle axis_, bool keepdims) {
+    int64_t index = as_int(index_, "index_in_dim", "index");
+    int64_t axis = as_int(axis_, "index_in_dim", "axis");
+
     Array a = to_array(x);
     py::gil_scoped_release nogil;
     return lax::index_in_dim(a, index, axis, keepdims);
@@ -163,7 +183,7 @@ void bind_slicing(py::module_& lax) {
   lax.def("dynamic_slice", [](py::handle x, py::sequence starts, py::object sizes) {
     Array a = to_array(x);
     std::vector<Array> s = arrays_of(starts);
-    std::vector<int64_t> n = to_ints(sizes);
+    std::vector<int64_t> n = to_ints(sizes, "dynamic_slice", "slice_sizes");
     py::gil_scoped_release nogil;
     return lax::dynamic_slice(a, s, n);
   });
@@ -173,23 +193,34 @@ void bind_slicing(py::module_& lax) {
     py::gil_scoped_release nogil;
     return lax::dynamic_update_slice(a, u, s);
   });
-  lax.def("dynamic_slice_in_dim", [](py::handle x, py::handle start, int64_t size, int64_t axis) {
-    Array a = to_array(x), s = to_array(start);
-    py::gil_scoped_release nogil;
-    return lax::dynamic_slice_in_dim(a, s, size, axis);
-  });
-  lax.def("dynamic_index_in_dim", [](py::handle x, py::handle index, int64_t axis, bool keepdims) {
-    Array a = to_array(x), i = to_array(index);
-    py::gil_scoped_release nogil;
-    return lax::dynamic_index_in_dim(a, i, axis, keepdims);
-  });
+  lax.def("dynamic_slice_in_dim",
+          [](py::handle x, py::handle start, py::handle size_, py::handle axis_) {
+            int64_t size = as_int(size_, "dynamic_slice_in_dim", "size");
+            int64_t axis = as_int(axis_, "dynamic_slice_in_dim", "axis");
+
+            Array a = to_array(x), s = to_array(start);
+            py::gil_scoped_release nogil;
+            return lax::dynamic_slice_in_dim(a, s, size, axis);
+          });
+  lax.def("dynamic_index_in_dim",
+          [](py::handle x, py::handle index, py::handle axis_, bool keepdims) {
+            int64_t axis = as_int(axis_, "dynamic_index_in_dim", "axis");
+
+            Array a = to_array(x), i = to_array(index);
+            py::gil_scoped_release nogil;
+            return lax::dynamic_index_in_dim(a, i, axis, keepdims);
+          });
   lax.def("dynamic_update_slice_in_dim",
-          [](py::handle x, py::handle update, py::handle start, int64_t axis) {
+          [](py::handle x, py::handle update, py::handle start, py::handle axis_) {
+            int64_t axis = as_int(axis_, "dynamic_update_slice_in_dim", "axis");
+
             Array a = to_array(x), u = to_array(update), s = to_array(start);
             py::gil_scoped_release nogil;
             return lax::dynamic_update_slice_in_dim(a, u, s, axis);
           });
-  lax.def("concatenate", [](py::sequence operands, int64_t dimension) {
+  lax.def("concatenate", [](py::sequence operands, py::handle dimension_) {
+    int64_t dimension = as_int(dimension_, "concatenate", "dimension");
+
     std::vector<Array> xs = arrays_of(operands);
     py::gil_scoped_release nogil;
     return lax::concatenate(xs, dimension);
@@ -202,7 +233,9 @@ void bind_slicing(py::module_& lax) {
       py::sequence s = py::reinterpret_borrow<py::sequence>(t);
       if (s.size() != 3)
         throw ValueError("[pad] padding_config entries must be (low, high, interior) triples");
-      cfg.push_back({as_int(s[0]), as_int(s[1]), as_int(s[2])});
+      cfg.push_back({as_int(s[0], "pad", "padding_config low"),
+                     as_int(s[1], "pad", "padding_config high"),
+                     as_int(s[2], "pad", "padding_config interior")});
     }
     py::gil_scoped_release nogil;
     return lax::pad(a, v, cfg);

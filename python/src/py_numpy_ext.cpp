@@ -24,11 +24,6 @@ py::list list_of(const std::vector<Array>& xs) {
   return l;
 }
 
-std::optional<int64_t> opt_int(const py::object& o) {
-  if (o.is_none()) return std::nullopt;
-  return as_int(o);
-}
-
 void bind_ufuncs(py::module_& np) {
   def_fn(np, "abs", numpy::abs);
   def_fn(np, "absolute", numpy::absolute);
@@ -39,7 +34,9 @@ void bind_ufuncs(py::module_& np) {
   def_fn(np, "trunc", numpy::trunc);
   def_fn(np, "fix", numpy::fix);
   def_fn(np, "rint", numpy::rint);
-  np.def("round", [](py::handle x, int64_t decimals) {
+  np.def("round", [](py::handle x, py::handle decimals_) {
+    int64_t decimals = as_int(decimals_, "round", "decimals");
+
     Array a = to_array(x);
     py::gil_scoped_release nogil;
     return numpy::round(a, decimals);
@@ -106,15 +103,20 @@ void bind_ufuncs(py::module_& np) {
 }
 
 void bind_manip(py::module_& np) {
-  np.def("swapaxes",
-         [](py::handle x, int64_t a1, int64_t a2) { return numpy::swapaxes(to_array(x), a1, a2); });
-  np.def("moveaxis", [](py::handle x, py::object src, py::object dst) {
-    return numpy::moveaxis(to_array(x), to_ints(src), to_ints(dst));
+  np.def("swapaxes", [](py::handle x, py::handle a1_, py::handle a2_) {
+    int64_t a1 = as_int(a1_, "swapaxes", "a1");
+    int64_t a2 = as_int(a2_, "swapaxes", "a2");
+    return numpy::swapaxes(to_array(x), a1, a2);
   });
-  np.def("squeeze",
-         [](py::handle x, py::object axis) { return numpy::squeeze(to_array(x), to_axes(axis)); });
+  np.def("moveaxis", [](py::handle x, py::object src, py::object dst) {
+    return numpy::moveaxis(to_array(x), to_ints(src, "moveaxis", "source"),
+                           to_ints(dst, "moveaxis", "destination"));
+  });
+  np.def("squeeze", [](py::handle x, py::object axis) {
+    return numpy::squeeze(to_array(x), to_axes(axis, "squeeze"));
+  });
   np.def("expand_dims", [](py::handle x, py::object axis) {
-    return numpy::expand_dims(to_array(x), to_ints(axis));
+    return numpy::expand_dims(to_array(x), to_ints(axis, "expand_dims", "axis"));
   });
   def_fn(np, "ravel", numpy::ravel);
   def_fn(np, "atleast_1d", numpy::atleast_1d);
@@ -124,11 +126,13 @@ void bind_manip(py::module_& np) {
          [](py::sequence xs) { return list_of(numpy::broadcast_arrays(arrays_of(xs))); });
   np.def("concatenate", [](py::sequence xs, py::object axis) {
     std::vector<Array> v = arrays_of(xs);
-    std::optional<int64_t> ax = opt_int(axis);
+    std::optional<int64_t> ax = opt_int(axis, "concatenate", "axis");
     py::gil_scoped_release nogil;
     return ax ? numpy::concatenate(v, *ax) : numpy::concatenate_flat(v);
   });
-  np.def("stack", [](py::sequence xs, int64_t axis) {
+  np.def("stack", [](py::sequence xs, py::handle axis_) {
+    int64_t axis = as_int(axis_, "stack", "axis");
+
     std::vector<Array> v = arrays_of(xs);
     py::gil_scoped_release nogil;
     return numpy::stack(v, axis);
@@ -138,32 +142,45 @@ void bind_manip(py::module_& np) {
   np.def("dstack", [](py::sequence xs) { return numpy::dstack(arrays_of(xs)); });
   np.def("column_stack", [](py::sequence xs) { return numpy::column_stack(arrays_of(xs)); });
   // indices_or_sections: an int (equal sections) or a sequence of split points.
-  np.def("split", [](py::handle x, py::object ios, int64_t axis) {
+  np.def("split", [](py::handle x, py::object ios, py::handle axis_) {
+    int64_t axis = as_int(axis_, "split", "axis");
+
     Array a = to_array(x);
-    if (py::isinstance<py::sequence>(ios)) return list_of(numpy::split(a, to_ints(ios), axis));
-    return list_of(numpy::split(a, as_int(ios), axis));
+    if (py::isinstance<py::sequence>(ios))
+      return list_of(numpy::split(a, to_ints(ios, "split", "indices_or_sections"), axis));
+    return list_of(numpy::split(a, as_int(ios, "split", "indices_or_sections"), axis));
   });
-  np.def("array_split", [](py::handle x, int64_t sections, int64_t axis) {
+  np.def("array_split", [](py::handle x, py::handle sections_, py::handle axis_) {
+    int64_t sections = as_int(sections_, "array_split", "sections");
+    int64_t axis = as_int(axis_, "array_split", "axis");
+
     return list_of(numpy::array_split(to_array(x), sections, axis));
   });
-  np.def("tile",
-         [](py::handle x, py::object reps) { return numpy::tile(to_array(x), to_ints(reps)); });
+  np.def("tile", [](py::handle x, py::object reps) {
+    return numpy::tile(to_array(x), to_ints(reps, "tile", "reps"));
+  });
   np.def("repeat", [](py::handle x, py::object repeats, py::object axis) {
     Array a = to_array(x);
     if (py::isinstance<py::sequence>(repeats))
-      return numpy::repeat(a, to_ints(repeats), opt_int(axis));
-    return numpy::repeat(a, as_int(repeats), opt_int(axis));
+      return numpy::repeat(a, to_ints(repeats, "repeat", "repeats"),
+                           opt_int(axis, "repeat", "axis"));
+    return numpy::repeat(a, as_int(repeats, "repeat", "repeats"), opt_int(axis, "repeat", "axis"));
   });
-  np.def("flip",
-         [](py::handle x, py::object axis) { return numpy::flip(to_array(x), to_axes(axis)); });
+  np.def("flip", [](py::handle x, py::object axis) {
+    return numpy::flip(to_array(x), to_axes(axis, "flip"));
+  });
   def_fn(np, "fliplr", numpy::fliplr);
   def_fn(np, "flipud", numpy::flipud);
   np.def("roll", [](py::handle x, py::object shift, py::object axis) {
     Array a = to_array(x);
-    if (axis.is_none()) return numpy::roll(a, as_int(shift), std::nullopt);
-    return numpy::roll(a, to_ints(shift), to_ints(axis));
+    if (axis.is_none()) return numpy::roll(a, as_int(shift, "roll", "shift"), std::nullopt);
+    return numpy::roll(a, to_ints(shift, "roll", "shift"), to_ints(axis, "roll", "axis"));
   });
-  np.def("rot90", [](py::handle x, int64_t k, int64_t a0, int64_t a1) {
+  np.def("rot90", [](py::handle x, py::handle k_, py::handle a0_, py::handle a1_) {
+    int64_t k = as_int(k_, "rot90", "k");
+    int64_t a0 = as_int(a0_, "rot90", "a0");
+    int64_t a1 = as_int(a1_, "rot90", "a1");
+
     return numpy::rot90(to_array(x), k, {a0, a1});
   });
   // pad_width: a list of (before, after) pairs (python/tessera/numpy normalizes NumPy's forms).
@@ -173,24 +190,45 @@ void bind_manip(py::module_& np) {
     numpy::PadWidth pw;
     for (py::handle p : widths) {
       py::sequence s = py::reinterpret_borrow<py::sequence>(p);
-      pw.emplace_back(as_int(s[0]), as_int(s[1]));
+      pw.emplace_back(as_int(s[0], "pad", "pad_width"), as_int(s[1], "pad", "pad_width"));
     }
     numpy::PadOptions o{std::move(mode), constant_value, end_value, std::move(reflect_type)};
     py::gil_scoped_release nogil;
     return numpy::pad(a, pw, o);
   });
-  np.def("diagonal", [](py::handle x, int64_t offset, int64_t a1, int64_t a2) {
+  np.def("diagonal", [](py::handle x, py::handle offset_, py::handle a1_, py::handle a2_) {
+    int64_t offset = as_int(offset_, "diagonal", "offset");
+    int64_t a1 = as_int(a1_, "diagonal", "a1");
+    int64_t a2 = as_int(a2_, "diagonal", "a2");
+
     return numpy::diagonal(to_array(x), offset, a1, a2);
   });
-  np.def("diag", [](py::handle x, int64_t k) { return numpy::diag(to_array(x), k); });
-  np.def("trace", [](py::handle x, int64_t offset, int64_t a1, int64_t a2, py::object dtype) {
-    return numpy::trace(to_array(x), offset, a1, a2, opt_dtype(dtype));
+  np.def("diag", [](py::handle x, py::handle k_) {
+    int64_t k = as_int(k_, "diag", "k");
+    return numpy::diag(to_array(x), k);
   });
-  np.def("tril", [](py::handle x, int64_t k) { return numpy::tril(to_array(x), k); });
-  np.def("triu", [](py::handle x, int64_t k) { return numpy::triu(to_array(x), k); });
-  np.def("tri", [](int64_t n, py::object m, int64_t k, py::object dtype) {
-    return numpy::tri(n, opt_int(m), k,
-                      dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype));
+  np.def("trace",
+         [](py::handle x, py::handle offset_, py::handle a1_, py::handle a2_, py::object dtype) {
+           int64_t offset = as_int(offset_, "trace", "offset");
+           int64_t a1 = as_int(a1_, "trace", "a1");
+           int64_t a2 = as_int(a2_, "trace", "a2");
+
+           return numpy::trace(to_array(x), offset, a1, a2, opt_dtype(dtype));
+         });
+  np.def("tril", [](py::handle x, py::handle k_) {
+    int64_t k = as_int(k_, "tril", "k");
+    return numpy::tril(to_array(x), k);
+  });
+  np.def("triu", [](py::handle x, py::handle k_) {
+    int64_t k = as_int(k_, "triu", "k");
+    return numpy::triu(to_array(x), k);
+  });
+  np.def("tri", [](py::handle n_, py::object m, py::handle k_, py::object dtype) {
+    int64_t n = as_int(n_, "tri", "n");
+    int64_t k = as_int(k_, "tri", "k");
+    std::optional<int64_t> cols = opt_int(m, "tri", "M");
+    check_shape("tri", Shape{n, cols.value_or(n)}, sizeof(double));  // as for eye
+    return numpy::tri(n, cols, k, dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype));
   });
   np.def("meshgrid", [](py::sequence xs, std::string indexing, bool sparse) {
     return list_of(numpy::meshgrid(arrays_of(xs), indexing, sparse));
@@ -201,11 +239,12 @@ void bind_manip(py::module_& np) {
       py::sequence s = axes;
       if (s.size() != 2)
         throw TypeError("[tensordot] axes must be an int or a pair of axis sequences");
-      std::vector<int64_t> aa = to_ints(s[0]), ba = to_ints(s[1]);
+      std::vector<int64_t> aa = to_ints(s[0], "tensordot", "axes"),
+                           ba = to_ints(s[1], "tensordot", "axes");
       py::gil_scoped_release nogil;
       return numpy::tensordot(a, b, aa, ba);
     }
-    int64_t n = as_int(axes);
+    int64_t n = as_int(axes, "tensordot", "axes");
     py::gil_scoped_release nogil;
     return numpy::tensordot(a, b, n);
   });
@@ -213,7 +252,16 @@ void bind_manip(py::module_& np) {
   def_fn(np, "inner", numpy::inner);
   def_fn(np, "vdot", numpy::vdot);
   def_fn(np, "kron", numpy::kron);
-  np.def("einsum", [](std::string subscripts, py::sequence operands, py::object pref) {
+  np.def("einsum", [](py::handle spec, py::sequence operands, py::object pref) {
+    if (!py::isinstance<py::str>(spec))
+      throw TypeError("[einsum] subscripts must be a str such as 'ij,jk->ik'; got " +
+                      std::string(py::repr(spec)));
+    std::string subscripts = spec.cast<std::string>();
+    for (unsigned char c : subscripts)
+      if (c >= 0x80)
+        throw ValueError("[einsum] subscripts " + std::string(py::repr(spec)) +
+                         " contain a non-ASCII character; subscripts are letters a-z, A-Z, ',', "
+                         "'->' and '...'");
     std::vector<Array> xs = arrays_of(operands);
     std::optional<DType> p = opt_dtype(pref);
     py::gil_scoped_release nogil;
@@ -226,11 +274,11 @@ using ReduceFn = Array (*)(const Array&, const numpy::ReduceOptions&);
 // Binds f(a, axis, dtype, keepdims, initial, where, ddof) for a ReduceOptions reduction; the
 // Python wrapper passes only the options its jnp namesake has.
 void def_reduction(py::module_& np, const char* name, ReduceFn f) {
-  np.def(name, [f](py::handle x, py::object axis, py::object dtype, bool keepdims,
-                   py::object initial, py::object where, double ddof) {
+  np.def(name, [f, name](py::handle x, py::object axis, py::object dtype, bool keepdims,
+                         py::object initial, py::object where, double ddof) {
     Array a = to_array(x);
     numpy::ReduceOptions o;
-    if (auto ax = to_axes(axis)) o.axis = numpy::AxisArg(*ax);
+    if (auto ax = to_axes(axis, name)) o.axis = numpy::AxisArg(*ax);
     o.dtype = opt_dtype(dtype);
     o.keepdims = keepdims;
     if (!initial.is_none()) o.initial = initial.cast<double>();
@@ -243,9 +291,9 @@ void def_reduction(py::module_& np, const char* name, ReduceFn f) {
 
 void def_arg(py::module_& np, const char* name,
              Array (*f)(const Array&, std::optional<int64_t>, bool)) {
-  np.def(name, [f](py::handle x, py::object axis, bool keepdims) {
+  np.def(name, [f, name](py::handle x, py::object axis, bool keepdims) {
     Array a = to_array(x);
-    std::optional<int64_t> ax = opt_int(axis);
+    std::optional<int64_t> ax = opt_int(axis, name, "axis");
     py::gil_scoped_release nogil;
     return f(a, ax, keepdims);
   });
@@ -314,7 +362,7 @@ void bind_reductions(py::module_& np) {
     Array a = to_array(x);
     numpy::linalg::NormOrd o = norm_ord(ord);
     numpy::AxisArg ax;
-    if (auto v = to_axes(axis)) ax = numpy::AxisArg(*v);
+    if (auto v = to_axes(axis, "norm")) ax = numpy::AxisArg(*v);
     py::gil_scoped_release nogil;
     return numpy::linalg::norm(a, o, ax, keepdims);
   });
@@ -322,7 +370,7 @@ void bind_reductions(py::module_& np) {
     Array a = to_array(x);
     numpy::linalg::NormOrd o = ord.is_none() ? numpy::linalg::NormOrd(2) : norm_ord(ord);
     numpy::AxisArg ax;
-    if (auto v = to_axes(axis)) ax = numpy::AxisArg(*v);
+    if (auto v = to_axes(axis, "vector_norm")) ax = numpy::AxisArg(*v);
     py::gil_scoped_release nogil;
     return numpy::linalg::vector_norm(a, o, ax, keepdims);
   });

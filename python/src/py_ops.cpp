@@ -38,11 +38,13 @@ void bind_numpy(py::module_& np) {
     return numpy::where(a, b, d);
   });
   np.def("reshape", [](py::handle x, py::object shape) {
-    return numpy::reshape(to_array(x), to_shape(shape));
+    return numpy::reshape(to_array(x), to_shape(shape, "reshape"));
   });
   np.def(
       "transpose",
-      [](py::handle x, py::object axes) { return numpy::transpose(to_array(x), to_axes(axes)); },
+      [](py::handle x, py::object axes) {
+        return numpy::transpose(to_array(x), to_axes(axes, "transpose"));
+      },
       py::arg("a"), py::arg("axes") = py::none());
   np.def("matmul", [](py::handle x, py::handle y) {
     Array a = to_array(x), b = to_array(y);
@@ -55,7 +57,7 @@ void bind_numpy(py::module_& np) {
     return numpy::dot(a, b);
   });
   np.def("broadcast_to", [](py::handle x, py::object shape) {
-    return numpy::broadcast_to(to_array(x), to_shape(shape));
+    return numpy::broadcast_to(to_array(x), to_shape(shape, "broadcast_to"));
   });
   np.def("astype", [](py::handle x, py::object dtype) {
     return numpy::astype(to_array(x), dtype_from_py(dtype));
@@ -63,54 +65,74 @@ void bind_numpy(py::module_& np) {
   np.def(
       "zeros",
       [](py::object shape, py::object dtype) {
-        return numpy::zeros(to_shape(shape),
-                            dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype));
+        Shape s = to_shape(shape, "zeros");
+        DType d = dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype);
+        check_shape("zeros", s, itemsize(canonicalize_dtype(d)));  // name the op the user called
+        return numpy::zeros(s, d);
       },
       py::arg("shape"), py::arg("dtype") = py::none());
   np.def(
       "ones",
       [](py::object shape, py::object dtype) {
-        return numpy::ones(to_shape(shape),
-                           dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype));
+        Shape s = to_shape(shape, "ones");
+        DType d = dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype);
+        check_shape("ones", s, itemsize(canonicalize_dtype(d)));
+        return numpy::ones(s, d);
       },
       py::arg("shape"), py::arg("dtype") = py::none());
   np.def(
       "full",
       [](py::object shape, py::handle fill, py::object dtype) {
         Array f = to_array(fill, opt_dtype(dtype));
-        return numpy::broadcast_to(f, to_shape(shape));
+        Shape s = to_shape(shape, "full");
+        check_shape("full", s, itemsize(f.dtype()));
+        return numpy::broadcast_to(f, s);
       },
       py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none());
   np.def(
       "arange",
       [](py::object start, py::object stop, py::object step, py::object dtype) -> Array {
         auto dt = opt_dtype(dtype);
+        auto num = [](py::handle h, const char* what) {
+          if (h.is_none() || !PyNumber_Check(h.ptr()) || py::isinstance<py::str>(h))
+            throw TypeError(std::string("[arange] ") + what + " must be a number; got " +
+                            std::string(py::repr(h)));
+          return py::reinterpret_borrow<py::object>(h).cast<double>();
+        };
         bool ints = py::isinstance<py::int_>(start) &&
                     (stop.is_none() || py::isinstance<py::int_>(stop)) &&
                     (step.is_none() || py::isinstance<py::int_>(step));
         if (stop.is_none()) {
-          if (ints) return numpy::arange(start.cast<int64_t>(), dt);
-          return numpy::arange(start.cast<double>(), dt);
+          if (ints) return numpy::arange(as_int(start, "arange", "start"), dt);
+          return numpy::arange(num(start, "start"), dt);
         }
         if (ints)
-          return numpy::arange(start.cast<int64_t>(), stop.cast<int64_t>(),
-                               step.is_none() ? 1 : step.cast<int64_t>(), dt);
-        return numpy::arange(start.cast<double>(), stop.cast<double>(),
-                             step.is_none() ? 1.0 : step.cast<double>(), dt);
+          return numpy::arange(as_int(start, "arange", "start"), as_int(stop, "arange", "stop"),
+                               step.is_none() ? 1 : as_int(step, "arange", "step"), dt);
+        return numpy::arange(num(start, "start"), num(stop, "stop"),
+                             step.is_none() ? 1.0 : num(step, "step"), dt);
       },
       py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = py::none(),
       py::arg("dtype") = py::none());
   np.def(
       "linspace",
-      [](double start, double stop, int64_t num, bool endpoint, py::object dtype) {
+      [](double start, double stop, py::handle num_, bool endpoint, py::object dtype) {
+        int64_t num = as_int(num_, "linspace", "num");
+
         return numpy::linspace(start, stop, num, endpoint, opt_dtype(dtype));
       },
       py::arg("start"), py::arg("stop"), py::arg("num") = 50, py::arg("endpoint") = true,
       py::arg("dtype") = py::none());
   np.def(
       "eye",
-      [](int64_t n, std::optional<int64_t> m, int64_t k, py::object dtype) {
-        return numpy::eye(n, m, k, dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype));
+      [](py::handle n_, py::handle m_, py::handle k_, py::object dtype) {
+        int64_t n = as_int(n_, "eye", "n");
+        std::optional<int64_t> m = opt_int(m_, "eye", "m");
+        int64_t k = as_int(k_, "eye", "k");
+        DType d = dtype.is_none() ? default_float_dtype() : dtype_from_py(dtype);
+        // numpy::eye fills a host vector of n * m doubles: bound the shape before it does.
+        check_shape("eye", Shape{n, m.value_or(n)}, sizeof(double));
+        return numpy::eye(n, m, k, d);
       },
       py::arg("N"), py::arg("M") = py::none(), py::arg("k") = 0, py::arg("dtype") = py::none());
 }
@@ -138,7 +160,10 @@ void bind_lax(py::module_& lax) {
   def_fn(lax, "logistic", lax::logistic);
   def_fn(lax, "sqrt", lax::sqrt);
   def_fn(lax, "stop_gradient", lax::stop_gradient);
-  lax.def("integer_pow", [](py::handle x, int64_t y) { return lax::integer_pow(to_array(x), y); });
+  lax.def("integer_pow", [](py::handle x, py::handle y_) {
+    int64_t y = as_int(y_, "integer_pow", "y");
+    return lax::integer_pow(to_array(x), y);
+  });
   lax.def("select_n", [](py::handle which, py::args cases) {
     std::vector<Array> cs;
     for (py::handle c : cases) cs.push_back(to_array(c));
@@ -148,27 +173,36 @@ void bind_lax(py::module_& lax) {
     return lax::convert_element_type(to_array(x), dtype_from_py(d));
   });
   lax.def("broadcast_in_dim", [](py::handle x, py::object shape, py::object dims) {
-    return lax::broadcast_in_dim(to_array(x), to_shape(shape),
-                                 to_axes(dims).value_or(std::vector<int64_t>{}));
+    return lax::broadcast_in_dim(
+        to_array(x), to_shape(shape, "broadcast_in_dim"),
+        to_axes(dims, "broadcast_in_dim", "broadcast_dimensions").value_or(std::vector<int64_t>{}));
   });
   lax.def("broadcast", [](py::handle x, py::object sizes) {
-    return lax::broadcast(to_array(x), to_shape(sizes));
+    return lax::broadcast(to_array(x), to_shape(sizes, "broadcast"));
   });
   lax.def("reshape", [](py::handle x, py::object sizes) {
-    return lax::reshape(to_array(x), to_shape(sizes));
+    return lax::reshape(to_array(x), to_shape(sizes, "reshape"));
   });
   lax.def("transpose", [](py::handle x, py::object perm) {
-    return lax::transpose(to_array(x), to_axes(perm).value_or(std::vector<int64_t>{}));
+    return lax::transpose(
+        to_array(x), to_axes(perm, "transpose", "permutation").value_or(std::vector<int64_t>{}));
   });
-  lax.def("iota", [](py::object d, int64_t size) { return lax::iota(dtype_from_py(d), size); });
-  lax.def("broadcasted_iota", [](py::object d, py::object shape, int64_t dim) {
-    return lax::broadcasted_iota(dtype_from_py(d), to_shape(shape), dim);
+  lax.def("iota", [](py::object d, py::handle size_) {
+    int64_t size = as_int(size_, "iota", "size");
+    return lax::iota(dtype_from_py(d), size);
+  });
+  lax.def("broadcasted_iota", [](py::object d, py::object shape, py::handle dim_) {
+    int64_t dim = as_int(dim_, "broadcasted_iota", "dim");
+
+    return lax::broadcasted_iota(dtype_from_py(d), to_shape(shape, "broadcasted_iota"), dim);
   });
   lax.def("reduce_sum", [](py::handle x, py::object axes) {
-    return lax::reduce_sum(to_array(x), to_axes(axes).value_or(std::vector<int64_t>{}));
+    return lax::reduce_sum(to_array(x),
+                           to_axes(axes, "reduce_sum", "axes").value_or(std::vector<int64_t>{}));
   });
   lax.def("reduce_max", [](py::handle x, py::object axes) {
-    return lax::reduce_max(to_array(x), to_axes(axes).value_or(std::vector<int64_t>{}));
+    return lax::reduce_max(to_array(x),
+                           to_axes(axes, "reduce_max", "axes").value_or(std::vector<int64_t>{}));
   });
   lax.def(
       "dot_general",
@@ -176,10 +210,11 @@ void bind_lax(py::module_& lax) {
         // dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))
         py::tuple t = dn;
         py::tuple c = t[0], b = t[1];
-        lax::DotDimensionNumbers d{to_axes(c[0]).value_or(std::vector<int64_t>{}),
-                                   to_axes(c[1]).value_or(std::vector<int64_t>{}),
-                                   to_axes(b[0]).value_or(std::vector<int64_t>{}),
-                                   to_axes(b[1]).value_or(std::vector<int64_t>{})};
+        lax::DotDimensionNumbers d{
+            to_axes(c[0], "dot_general", "dimension_numbers").value_or(std::vector<int64_t>{}),
+            to_axes(c[1], "dot_general", "dimension_numbers").value_or(std::vector<int64_t>{}),
+            to_axes(b[0], "dot_general", "dimension_numbers").value_or(std::vector<int64_t>{}),
+            to_axes(b[1], "dot_general", "dimension_numbers").value_or(std::vector<int64_t>{})};
         Array l = to_array(x), r = to_array(y);
         auto p = opt_dtype(pref);
         py::gil_scoped_release nogil;

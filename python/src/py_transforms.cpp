@@ -34,7 +34,7 @@ std::vector<std::optional<int64_t>> to_axes_list(const py::sequence& s) {
     if (h.is_none())
       out.emplace_back(std::nullopt);
     else
-      out.emplace_back(as_int(h));
+      out.emplace_back(as_int(h, "vmap", "axis"));
   }
   return out;
 }
@@ -141,7 +141,9 @@ void bind_transforms(py::module_& m) {
   m.def(
       "vmap",
       [](py::function f, const py::sequence& args, const py::sequence& in_axes,
-         py::function out_axes_for, std::optional<int64_t> axis_size, const std::string& name) {
+         py::function out_axes_for, py::handle axis_size_, const std::string& name) {
+        std::optional<int64_t> axis_size = opt_int(axis_size_, "vmap", "axis_size");
+
         auto axes = to_axes_list(in_axes);
         std::function<std::vector<std::optional<int64_t>>(size_t)> oa = [out_axes_for](size_t n) {
           py::gil_scoped_acquire gil;
@@ -156,7 +158,7 @@ void bind_transforms(py::module_& m) {
   });
   m.def("abstract_placeholder", [](py::object shape, py::object dtype, bool weak) {
     Shape s;
-    for (py::handle h : shape) s.push_back(as_int(h));
+    for (py::handle h : shape) s.push_back(as_int(h, "abstract_placeholder", "shape entry"));
     return flat::abstract_placeholder(Aval{s, dtype_from_py(dtype), weak});
   });
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/env.h"
 #include "tessera/errors.h"
 #include "tessera/shape.h"
 
@@ -33,9 +34,7 @@ std::string human_bytes(int64_t b) {
 CachingCpuAllocator::CachingCpuAllocator(std::string device_name)
     : device_name_(std::move(device_name)) {
   cache_cap_ = int64_t{8} << 30;
-  if (const char* env = std::getenv("TESSERA_CPU_MEMORY_LIMIT")) {
-    stats_.bytes_limit = std::strtoll(env, nullptr, 10);
-  }
+  stats_.bytes_limit = env_bytes("TESSERA_CPU_MEMORY_LIMIT").value_or(0);
 }
 
 CachingCpuAllocator::~CachingCpuAllocator() {

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <ostream>
 
+#include "core/env.h"
 #include "core/allocator.h"
 #include "tessera/errors.h"
 
@@ -34,18 +35,15 @@ struct DeviceTable {
 DeviceTable& table() {
   // Leaked on purpose: arrays held in static storage may release buffers after main returns.
   static DeviceTable* t = [] {
-    auto* tab = new DeviceTable;
-    int n = 1;
-    if (const char* env = std::getenv("TESSERA_NUM_CPU_DEVICES")) {
-      n = std::atoi(env);
-      if (n < 1 || n > 1024) n = 1;
-    }
+    // A bad TESSERA_* value throws here (ValueError); the next call tries again.
+    int n = static_cast<int>(env_int("TESSERA_NUM_CPU_DEVICES", 1, 1024).value_or(1));
+    auto tab = std::make_unique<DeviceTable>();
     for (int i = 0; i < n; ++i) {
       tab->owned.push_back(std::make_unique<Device>(
           DeviceKind::kCpu, i, std::make_unique<CachingCpuAllocator>("cpu:" + std::to_string(i))));
       tab->all.push_back(tab->owned.back().get());
     }
-    return tab;
+    return tab.release();
   }();
   return *t;
 }

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <string>
 
+#include "core/env.h"
 #include "tessera/errors.h"
 
 namespace tessera {
@@ -98,15 +99,10 @@ namespace {
 // -1: not yet read from the environment; 0: off; 1: on.
 std::atomic<int> g_x64{-1};
 
-// Returns 1/0 for a set variable with a recognizable value, -1 otherwise.
+// 1/0 for a set variable, -1 when unset; a value that is not a boolean throws ValueError.
 int env_flag(const char* var) {
-  const char* v = std::getenv(var);
-  if (v == nullptr || *v == '\0') return -1;
-  std::string s(v);
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (s == "1" || s == "true" || s == "yes" || s == "on") return 1;
-  if (s == "0" || s == "false" || s == "no" || s == "off") return 0;
-  return -1;
+  std::optional<bool> b = env_bool(var);
+  return b ? (*b ? 1 : 0) : -1;
 }
 
 }  // namespace

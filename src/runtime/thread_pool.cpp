@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/env.h"
+
 namespace tessera::runtime {
 namespace {
 
@@ -141,10 +143,7 @@ class Pool {
 };
 
 int default_threads() {
-  if (const char* env = std::getenv("TESSERA_NUM_THREADS")) {
-    int n = std::atoi(env);
-    if (n >= 1 && n <= 1024) return n;
-  }
+  if (auto n = env_int("TESSERA_NUM_THREADS", 1, 1024)) return static_cast<int>(*n);
   unsigned hc = std::thread::hardware_concurrency();
   return hc ? static_cast<int>(hc) : 1;
 }

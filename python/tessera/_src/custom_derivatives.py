@@ -112,6 +112,7 @@ class _Split:
         diff = tuple(args[i] for i in self.diff_pos)
         leaves, self.in_tree = tree_util.tree_flatten(diff)
         self.leaves = _ensure_arrays(leaves)
+        self.n_leaves = len(self.leaves)
         # Traced arrays among the nondiff values (custom_jvp only): they become extra operands
         # after the differentiable leaves (under stop_gradient, as in JAX), so the staged
         # function and the rule never close over a tracer.
@@ -119,20 +120,30 @@ class _Split:
         self.nd_traced = [k for k, leaf in enumerate(self.nd_leaves)
                           if isinstance(leaf, Array) and leaf._is_tracer]
 
-    def traced_nondiff(self):
-        return [self.nd_leaves[k] for k in self.nd_traced]
+    def pop_operands(self):
+        """The call's operands: the differentiable leaves, then the traced nondiff values. The
+        split keeps no reference to them afterwards: the rules that close over it end up in C++
+        params (a staged custom_lin's bwd) that Python's gc cannot see, so a tracer kept here
+        would keep its trace, and every residual staged in it, alive in a cycle through C++."""
+        leaves, traced = self.leaves, [self.nd_leaves[k] for k in self.nd_traced]
+        self.leaves = None
+        for k in self.nd_traced:
+            self.nd_leaves[k] = None
+        if self.nd_traced:
+            self.nondiff = None
+        return leaves, traced
 
     def nondiff_values(self, leaves):
         """The nondiff values, traced ones taken from the operands after the diff leaves."""
         if not self.nd_traced:
             return self.nondiff
         nd = list(self.nd_leaves)
-        for k, v in zip(self.nd_traced, list(leaves)[len(self.leaves):]):
+        for k, v in zip(self.nd_traced, list(leaves)[self.n_leaves:]):
             nd[k] = v
         return tree_util.tree_unflatten(self.nd_tree, nd)
 
     def diff_args(self, leaves):
-        return tuple(tree_util.tree_unflatten(self.in_tree, list(leaves)[:len(self.leaves)]))
+        return tuple(tree_util.tree_unflatten(self.in_tree, list(leaves)[:self.n_leaves]))
 
     def all_args(self, leaves):
         full = [None] * self.n
@@ -216,7 +227,7 @@ class custom_jvp:
 
         def flat_jvp(ps, ts):
             primals = split.diff_args(ps)
-            ts = list(ts)[:len(split.leaves)]  # traced nondiff operands: no tangent (stopped)
+            ts = list(ts)[:split.n_leaves]  # traced nondiff operands: no tangent (stopped)
             if symbolic:
                 ts = [SymbolicZero(p.shape, p.dtype) if t is None else t for p, t in zip(ps, ts)]
             tangents = split.diff_args(ts)
@@ -248,9 +259,11 @@ class custom_jvp:
                      for t in t_out]
             return _ensure_arrays(p_leaves), t_out
 
-        extra = [_tessera.lax.stop_gradient(x) for x in split.traced_nondiff()]
+        leaves, traced = split.pop_operands()
+        extra = [_tessera.lax.stop_gradient(x) for x in traced]
+        del traced
         outs = _tessera.custom_jvp_call(_flat_primal(self.fun, split, store), flat_jvp,
-                                        split.leaves + extra, symbolic)
+                                        leaves + extra, symbolic)
         return tree_util.tree_unflatten(store["out_tree"], outs)
 
 
@@ -345,8 +358,9 @@ class custom_vjp:
             g = tree_util.tree_unflatten(store["out_tree"], cts)
             return _flatten_bwd_out(bwd(*split.nondiff, py_res, g), split.in_tree)
 
+        leaves, _ = split.pop_operands()
         outs = _tessera.custom_vjp_call(_flat_primal(self.fun, split, store), flat_fwd, flat_bwd,
-                                        split.leaves)
+                                        leaves)
         return tree_util.tree_unflatten(store["out_tree"], outs)
 
 

@@ -14,6 +14,11 @@ class Device:
     def __repr__(self):
         return f"CpuDevice(id={self.id})"
 
+    def memory_stats(self):
+        """The device's allocator statistics (jax.Device.memory_stats): bytes_in_use,
+        peak_bytes_in_use, bytes_limit (0: no limit; TESSERA_CPU_MEMORY_LIMIT), ..."""
+        return _tessera.memory_stats(self.id)
+
     def __eq__(self, other):
         return isinstance(other, Device) and (self.platform, self.id) == (other.platform, other.id)
 

@@ -229,12 +229,25 @@ _PAD_KWARGS = {
 }
 
 
+def _has_big_int(v):
+    """Whether a nested sequence holds a Python int outside int64 (NumPy makes those float64
+    or object arrays, which must not be silently rounded or wrapped)."""
+    if isinstance(v, int):
+        return not -2**63 <= v < 2**63
+    if isinstance(v, (tuple, list)):
+        return any(_has_big_int(e) for e in v)
+    return False
+
+
 def _pairs(v, ndim, name, as_int=True):
     """NumPy's broadcasting of a pad argument to one (before, after) pair per axis."""
     arr = _np.asarray(v)
     if as_int:
+        if _has_big_int(v) or (arr.dtype.kind == "u" and arr.size and int(arr.max()) >= 2**63):
+            raise OverflowError(f"[pad] `{name}` {v!r} does not fit in a 64-bit signed integer; "
+                                "pad widths must lie in [-2**63, 2**63 - 1]")
         if arr.dtype.kind not in "iub":
-            raise TypeError(f"`{name}` must be of integral type.")
+            raise TypeError(f"[pad] `{name}` must be of integral type; got {v!r}")
         arr = arr.astype(_np.int64)
     try:
         return _np.broadcast_to(arr, (ndim, 2)).tolist()
