@@ -23,13 +23,9 @@ void check_creatable(const char* op, DType d) {
                                        " from values; use the dtype's own constructor"));
 }
 
-void check_shape(const char* op, const Shape& shape) {
-  for (int64_t d : shape) {
-    if (d < 0)
-      throw ValueError(
-          op_message(op, "negative dimensions are not allowed, got shape " + shape_str(shape)));
-  }
-}
+// Shapes of host-filled arrays are bounded as doubles (8 bytes an element), so the host vectors
+// below can never be sized from a wrapped-around product.
+void check_shape(const char* op, const Shape& shape) { tessera::check_shape(op, shape, 8); }
 
 // Host doubles -> a new array of (dtype, weak).
 Array from_doubles(const char* op, const double* v, const Shape& shape, DType dtype,
@@ -317,13 +313,16 @@ Array eye(int64_t n, std::optional<int64_t> m, int64_t k, DType dtype) {
   const char* op = "eye";
   const int64_t cols = m.value_or(n);
   const Shape shape{n, cols};
-  check_shape(op, shape);
-  std::vector<double> v(static_cast<size_t>(n * cols), 0.0);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t j = i + k;
-    if (j >= 0 && j < cols) v[i * cols + j] = 1.0;
-  }
-  return from_doubles(op, v.data(), shape, canonicalize_dtype(dtype));
+  const DType d = canonicalize_dtype(dtype);
+  check_creatable(op, d);
+  tessera::check_shape(op, shape, itemsize(d));
+  // The k-th diagonal (i, i + k) from two iotas, as jnp.eye: no host buffer of n * cols values,
+  // so the device memory limit applies.
+  if (k >= cols || k <= -n) return full_impl(op, shape, 0.0, {d, false});
+  const DType it = n < INT32_MAX && cols < INT32_MAX ? DType::kInt32 : DType::kInt64;
+  const Array i = lax::broadcasted_iota(it, shape, 0);
+  const Array j = lax::broadcasted_iota(it, shape, 1);
+  return convert(op, lax::eq(lax::sub(j, i), constant(static_cast<double>(k), {it, false})), d);
 }
 
 Array identity(int64_t n, DType dtype) { return eye(n, std::nullopt, 0, dtype); }

@@ -123,12 +123,18 @@ def test_asarray_aliases_read_only_numpy(rng):
     for dt in DTYPES:
         v = rand(rng, (4, 6), dt)
         v.flags.writeable = False
+        # An owner can be made writeable again (setflags(write=True)): copied (issue 12).
         x = jnp.asarray(v)
-        assert ptr(x) == ptr(v), dt  # zero copy: read-only memory cannot change under us
+        assert ptr(x) != ptr(v), dt
         np.testing.assert_array_equal(np.asarray(x), v)
-    v = rng.standard_normal(16).astype(np.float32)
-    v.flags.writeable = False
+        # Memory that can never become writeable (bytes) is aliased: zero copy.
+        b = np.frombuffer(v.tobytes(), dtype=v.dtype).reshape(v.shape)
+        xb = jnp.asarray(b)
+        assert ptr(xb) == ptr(b), dt
+        np.testing.assert_array_equal(np.asarray(xb), v)
+    v = np.frombuffer(rng.standard_normal(16).astype(np.float32).tobytes(), np.float32)
     x = jnp.asarray(v)
+    assert ptr(x) == ptr(v)
     del v
     gc.collect()
     y = x + 1.0  # the Array keeps the NumPy memory alive
@@ -173,8 +179,7 @@ def test_asarray_x64_keeps_float64_and_aliases(rng):
     old = tessera.config.jax_enable_x64
     tessera.config.update("jax_enable_x64", True)
     try:
-        d = rng.standard_normal(5)
-        d.flags.writeable = False
+        d = np.frombuffer(rng.standard_normal(5).tobytes(), np.float64)
         x = jnp.asarray(d)
         assert str(x.dtype) == "float64" and ptr(x) == ptr(d)
         np.testing.assert_array_equal(np.asarray(x), d)
