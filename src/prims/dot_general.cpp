@@ -364,8 +364,10 @@ Array convert_to(const Array& x) {
 #if defined(__F16C__)
       if constexpr (std::is_same_v<T, float16_t> && std::is_same_v<C, float>) {
         for (; i + 8 <= i1; i += 8)
+          // (The cast keeps the discarded C = double instantiation well-formed for clang.)
           _mm256_storeu_ps(
-              d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+              reinterpret_cast<float*>(d) + i,
+              _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
       }
 #endif
       for (; i < i1; ++i) d[i] = static_cast<C>(kernels::load(s[i]));
