@@ -298,7 +298,8 @@ BatchOut pad_batch(std::span<const Array> args, std::span<const int64_t> bdims, 
 }  // namespace
 
 void register_concat_pad() {
-  concatenate.signature = Signature::at_least(1, {{"dimension", ParamKind::kInt}});
+  // The rule reports a call without operands in its own words.
+  concatenate.signature = Signature::at_least(0, {{"dimension", ParamKind::kInt}});
   pad.signature =
       Signature::fixed(2, {{"padding_config", ParamKind::kInts}});  // (lo, hi, interior)*
   concatenate.abstract_eval = concatenate_abstract;
