@@ -26,7 +26,9 @@ namespace {
 void define_stop_gradient() {
   Primitive& p = stop_gradient;
   p.abstract_eval = [](std::span<const Aval> in, const Params&) {
-    if (in.size() != 1) throw_internal("stop_gradient", "expects one operand");
+    if (in.size() != 1)
+      throw TypeError(
+          op_message("stop_gradient", "takes 1 operand, got " + std::to_string(in.size())));
     return std::vector<Aval>{in[0]};
   };
   p.impl = [](std::span<const Array> args, const Params&, std::span<const Aval>) {

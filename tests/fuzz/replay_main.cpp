@@ -4,6 +4,7 @@
 // with --seed to reproduce. The libFuzzer build (scripts/fuzz) links the same target files
 // against libFuzzer's own main instead.
 //   replay_<target> DIR... [--seconds S] [--seed N] [--max-len L]
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
