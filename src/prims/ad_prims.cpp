@@ -83,6 +83,9 @@ void define_custom_lin() {
 }  // namespace
 
 void register_ad_prims() {
+  stop_gradient.signature = Signature::fixed(1);
+  // Residuals then linear inputs, as many as its CustomLinParam says.
+  custom_lin.signature = Signature::at_least(0, {{"bwd", ParamKind::kOpaque}});
   define_stop_gradient();
   define_custom_lin();
 }

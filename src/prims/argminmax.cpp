@@ -163,6 +163,9 @@ void set_rules(Primitive& prim, const char* name) {
 }  // namespace
 
 void register_argminmax() {
+  for (Primitive* p : {&argmax, &argmin})
+    p->signature =
+        Signature::fixed(1, {{"axes", ParamKind::kInts}, {"index_dtype", ParamKind::kDType}});
   set_rules<true>(argmax, "argmax");
   set_rules<false>(argmin, "argmin");
 }

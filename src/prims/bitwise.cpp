@@ -414,6 +414,13 @@ batching::BatchOut bitcast_batch(std::span<const Array> args, std::span<const in
 }  // namespace
 
 void register_bitwise() {
+  for (Primitive* p : {&not_, &population_count, &clz}) p->signature = Signature::fixed(1);
+  for (Primitive* p :
+       {&and_, &or_, &xor_, &shift_left, &shift_right_logical, &shift_right_arithmetic})
+    p->signature = Signature::fixed(2);
+  bitcast_convert_type.signature = Signature::fixed(1, {{"new_dtype", ParamKind::kDType}});
+  reduce_precision.signature =
+      Signature::fixed(1, {{"exponent_bits", ParamKind::kInt}, {"mantissa_bits", ParamKind::kInt}});
   define_not();
   define_binary<AndOp>(and_, Accept::kBoolOrInt);
   define_binary<OrOp>(or_, Accept::kBoolOrInt);

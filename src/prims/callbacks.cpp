@@ -332,6 +332,17 @@ Params io_callback_params(HostFun fn, std::string name, std::vector<Aval> result
 }
 
 void register_callbacks() {
+  // Any number of operands passed to the host function; sharding is carried for printing only.
+  debug_callback_p.signature =
+      Signature::at_least(0, {{"callback", ParamKind::kOpaque}, {"effect", ParamKind::kString}});
+  pure_callback_p.signature = Signature::at_least(0, {{"callback", ParamKind::kOpaque},
+                                                      {"result_avals", ParamKind::kOpaque},
+                                                      {"sharding", ParamKind::kString, false},
+                                                      {"vmap_method", ParamKind::kString}});
+  io_callback_p.signature = Signature::at_least(0, {{"callback", ParamKind::kOpaque},
+                                                    {"ordered", ParamKind::kBool},
+                                                    {"result_avals", ParamKind::kOpaque},
+                                                    {"sharding", ParamKind::kString, false}});
   define_debug_callback();
   define_pure_callback();
   define_io_callback();

@@ -133,6 +133,11 @@ Params checkpoint_params(JaxprPtr jaxpr, bool differentiated, CheckpointPolicy p
 }
 
 void register_checkpoint() {
+  remat_p.signature = Signature::at_least(0, {{"jaxpr", ParamKind::kJaxpr},
+                                              {"differentiated", ParamKind::kBool},
+                                              {"policy", ParamKind::kOpaque},
+                                              {"prevent_cse", ParamKind::kBool}});
+  name_p.signature = Signature::fixed(1, {{"name", ParamKind::kString}});
   define_remat();
   define_name();
 }

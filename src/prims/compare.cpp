@@ -78,6 +78,7 @@ void define(Primitive& p) {
 }  // namespace
 
 void register_compare() {
+  for (Primitive* p : {&eq, &ne, &lt, &le, &gt, &ge}) p->signature = Signature::fixed(2);
   define<EqOp>(eq);
   define<NeOp>(ne);
   define<LtOp>(lt);

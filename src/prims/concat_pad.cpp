@@ -309,6 +309,9 @@ BatchOut pad_batch(std::span<const Array> args, std::span<const int64_t> bdims, 
 }  // namespace
 
 void register_concat_pad() {
+  concatenate.signature = Signature::at_least(1, {{"dimension", ParamKind::kInt}});
+  pad.signature =
+      Signature::fixed(2, {{"padding_config", ParamKind::kInts}});  // (lo, hi, interior)*
   concatenate.abstract_eval = concatenate_abstract;
   concatenate.impl = concatenate_impl;
   concatenate.jvp = concatenate_jvp;

@@ -454,6 +454,8 @@ std::pair<std::vector<bool>, std::optional<JaxprEqn>> cond_dce(
 }  // namespace
 
 void register_cond() {
+  // The branch index, then the branches' operands.
+  cond.signature = Signature::at_least(1, {{"branches", ParamKind::kJaxprList}});
   Primitive& p = cond;
   p.abstract_eval = cond_abstract_eval;
   p.impl = cond_impl;

@@ -300,6 +300,8 @@ void set_rules(Primitive& prim, const char* name) {
 }  // namespace
 
 void register_cumulative() {
+  for (Primitive* p : {&cumsum, &cumprod, &cummax, &cummin, &cumlogsumexp})
+    p->signature = Signature::fixed(1, {{"axis", ParamKind::kInt}, {"reverse", ParamKind::kBool}});
   set_rules<Kind::kSum>(cumsum, "cumsum");
   set_rules<Kind::kProd>(cumprod, "cumprod");
   set_rules<Kind::kMax>(cummax, "cummax");

@@ -419,6 +419,15 @@ std::pair<std::shared_ptr<const Jaxpr>, std::vector<Array>> hoist_consts(const C
 }
 
 void register_custom_derivatives() {
+  // Operands: num_consts constants then the call's arguments (the call jaxpr's invars).
+  custom_jvp_call.signature = Signature::at_least(0, {{"call_jaxpr", ParamKind::kJaxpr},
+                                                      {"jvp", ParamKind::kOpaque},
+                                                      {"num_consts", ParamKind::kInt},
+                                                      {"symbolic_zeros", ParamKind::kBool}});
+  custom_vjp_call.signature = Signature::at_least(0, {{"bwd", ParamKind::kOpaque},
+                                                      {"call_jaxpr", ParamKind::kJaxpr},
+                                                      {"fwd", ParamKind::kOpaque},
+                                                      {"num_consts", ParamKind::kInt}});
   define_custom_jvp_call();
   define_custom_vjp_call();
 }

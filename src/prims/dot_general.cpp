@@ -660,6 +660,13 @@ batching::BatchOut dot_general_batch(std::span<const Array> args, std::span<cons
 }  // namespace
 
 void register_dot_general() {
+  // preferred_element_type is absent or None for the operands' dtype.
+  dot_general.signature =
+      Signature::fixed(2, {{"lhs_contracting_dimensions", ParamKind::kInts},
+                           {"rhs_contracting_dimensions", ParamKind::kInts},
+                           {"lhs_batch_dimensions", ParamKind::kInts},
+                           {"rhs_batch_dimensions", ParamKind::kInts},
+                           {"preferred_element_type", ParamKind::kOptionalDType, false}});
   runtime::blas::init();  // one thread pool: OpenBLAS runs single-threaded under ours
   dot_general.abstract_eval = dot_general_abstract;
   dot_general.impl = dot_general_impl;

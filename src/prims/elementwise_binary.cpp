@@ -249,6 +249,9 @@ std::vector<Array> div_transpose(std::span<const Array> ct, std::span<const Arra
 }  // namespace
 
 void register_elementwise_binary() {
+  // Signatures: two operands, no params (the check runs in bind before any rule).
+  for (Primitive* p : {&add, &sub, &mul, &div, &max, &min, &pow})
+    p->signature = Signature::fixed(2);
   define<AddOp>(add, Accept::kNumber);
   define<SubOp>(sub, Accept::kNumber);
   define<MulOp>(mul, Accept::kNumber);

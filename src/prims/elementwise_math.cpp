@@ -317,6 +317,11 @@ void set_jvp_rules() {
 }  // namespace
 
 void register_elementwise_math() {
+  for (Primitive* p :
+       {&abs,  &sign, &floor, &ceil, &exp2, &expm1, &log1p, &rsqrt, &cbrt,      &tan,
+        &asin, &acos, &atan,  &sinh, &cosh, &asinh, &acosh, &atanh, &is_finite, &square})
+    p->signature = Signature::fixed(1);
+  round.signature = Signature::fixed(1, {{"rounding_method", ParamKind::kInt}});
   define<AbsK>(abs, Accept::kNumber);
   define<SignK>(sign, Accept::kNumber);
   define<SquareK>(square, Accept::kNumber);

@@ -264,6 +264,8 @@ batching::BatchOut clamp_batch(std::span<const Array> args, std::span<const int6
 }  // namespace
 
 void register_elementwise_math_binary() {
+  for (Primitive* p : {&atan2, &rem, &nextafter}) p->signature = Signature::fixed(2);
+  clamp.signature = Signature::fixed(3);  // min, x, max
   using elementwise::define_binary;
   using elementwise::Runs;
   const char* fix = "; convert with convert_element_type";

@@ -225,6 +225,9 @@ void set_ad_rules() {
 }  // namespace
 
 void register_elementwise_unary() {
+  for (Primitive* p : {&neg, &exp, &log, &sin, &cos, &tanh, &logistic, &sqrt})
+    p->signature = Signature::fixed(1);
+  integer_pow.signature = Signature::fixed(1, {{"y", ParamKind::kInt}});
   define<NegK>(neg, Accept::kNumber);
   define<ExpK>(exp, Accept::kFloating);
   define<LogK>(log, Accept::kFloating);

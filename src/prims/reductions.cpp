@@ -686,6 +686,9 @@ void set_rules(Primitive& prim, Accepts acc) {
 }  // namespace
 
 void register_reductions() {
+  for (Primitive* prim :
+       {&reduce_sum, &reduce_max, &reduce_prod, &reduce_min, &reduce_and, &reduce_or, &reduce_xor})
+    prim->signature = Signature::fixed(1, {{"axes", ParamKind::kInts}});
   set_rules<SumOp>(reduce_sum, Accepts::kNumber);
   set_rules<MaxOp>(reduce_max, Accepts::kNumberOrBool);
   set_rules<ProdOp>(reduce_prod, Accepts::kNumber);

@@ -224,6 +224,13 @@ std::pair<std::vector<bool>, std::optional<JaxprEqn>> scan_dce(
 }  // namespace
 
 void register_scan() {
+  // Operands: consts, carries, xs, as the body's invars (scan_abstract_eval checks them).
+  scan.signature = Signature::at_least(0, {{"jaxpr", ParamKind::kJaxpr},
+                                           {"length", ParamKind::kInt},
+                                           {"num_carry", ParamKind::kInt},
+                                           {"num_consts", ParamKind::kInt},
+                                           {"reverse", ParamKind::kBool},
+                                           {"unroll", ParamKind::kInt}});
   Primitive& p = scan;
   p.abstract_eval = scan_abstract_eval;
   p.impl = scan_impl;

@@ -338,6 +338,10 @@ batching::BatchOut select_n_batch(std::span<const Array> args, std::span<const i
 }  // namespace
 
 void register_select_convert() {
+  // which and the cases: the rule reports a call without a case in its own words.
+  select_n.signature = Signature::at_least(1);
+  convert_element_type.signature =
+      Signature::fixed(1, {{"new_dtype", ParamKind::kDType}, {"weak_type", ParamKind::kBool}});
   select_n.abstract_eval = select_n_abstract;
   select_n.impl = select_n_impl;
   select_n.jvp = select_n_jvp;

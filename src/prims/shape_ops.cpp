@@ -675,6 +675,13 @@ BatchOut transpose_batch(std::span<const Array> args, std::span<const int64_t> d
 }  // namespace
 
 void register_shape_ops() {
+  broadcast_in_dim.signature = Signature::fixed(
+      1, {{"shape", ParamKind::kInts}, {"broadcast_dimensions", ParamKind::kInts}});
+  reshape.signature = Signature::fixed(1, {{"new_sizes", ParamKind::kInts}});
+  transpose.signature = Signature::fixed(1, {{"permutation", ParamKind::kInts}});
+  iota.signature = Signature::fixed(
+      0,
+      {{"dtype", ParamKind::kDType}, {"shape", ParamKind::kInts}, {"dimension", ParamKind::kInt}});
   broadcast_in_dim.abstract_eval = broadcast_in_dim_abstract;
   broadcast_in_dim.impl = broadcast_in_dim_impl;
   broadcast_in_dim.jvp = broadcast_in_dim_jvp;

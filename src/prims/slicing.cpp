@@ -536,6 +536,13 @@ BatchOut dynamic_update_slice_batch(std::span<const Array> args, std::span<const
 }  // namespace
 
 void register_slicing() {
+  // strides is () for unit strides. dynamic_slice takes one start index per operand dimension
+  // and dynamic_update_slice two operands before them: the abstract-eval rules check the count.
+  slice.signature = Signature::fixed(1, {{"start_indices", ParamKind::kInts},
+                                         {"limit_indices", ParamKind::kInts},
+                                         {"strides", ParamKind::kInts}});
+  dynamic_slice.signature = Signature::at_least(1, {{"slice_sizes", ParamKind::kInts}});
+  dynamic_update_slice.signature = Signature::at_least(2);
   slice.abstract_eval = slice_abstract;
   slice.impl = slice_impl;
   slice.jvp = slice_jvp;

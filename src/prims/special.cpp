@@ -168,6 +168,10 @@ void set_jvp_rules() {
 }  // namespace
 
 void register_special() {
+  for (Primitive* p : {&erf, &erfc, &erf_inv, &lgamma, &digamma})
+    p->signature = Signature::fixed(1);
+  for (Primitive* p : {&polygamma, &zeta, &igamma, &igammac, &igamma_grad_a})
+    p->signature = Signature::fixed(2);
   define_unary<erf_d>(erf);
   define_unary<erfc_d>(erfc);
   define_unary<sk::erf_inv>(erf_inv);

@@ -356,6 +356,11 @@ std::pair<std::vector<bool>, std::optional<JaxprEqn>> while_dce(
 }  // namespace
 
 void register_while() {
+  // cond consts, body consts, then the carries.
+  while_loop.signature = Signature::at_least(0, {{"body_jaxpr", ParamKind::kJaxpr},
+                                                 {"body_nconsts", ParamKind::kInt},
+                                                 {"cond_jaxpr", ParamKind::kJaxpr},
+                                                 {"cond_nconsts", ParamKind::kInt}});
   Primitive& p = while_loop;
   p.abstract_eval = while_abstract_eval;
   p.impl = while_impl;
