@@ -17,7 +17,8 @@ Params custom_lin_params(std::shared_ptr<const CustomLinParam> p) {
 const CustomLinParam& custom_lin_param(const Params& params) {
   const auto& o = params.get<std::shared_ptr<const OpaqueParam>>("bwd");
   const auto* p = dynamic_cast<const CustomLinParam*>(o.get());
-  if (p == nullptr) throw_internal("custom_lin", "the bwd param is not a CustomLinParam");
+  if (p == nullptr)
+    throw TypeError(op_message("custom_lin", "the bwd param is not the object linearize makes"));
   return *p;
 }
 
