@@ -17,7 +17,8 @@ Params custom_lin_params(std::shared_ptr<const CustomLinParam> p) {
 const CustomLinParam& custom_lin_param(const Params& params) {
   const auto& o = params.get<std::shared_ptr<const OpaqueParam>>("bwd");
   const auto* p = dynamic_cast<const CustomLinParam*>(o.get());
-  if (p == nullptr) throw_internal("custom_lin", "the bwd param is not a CustomLinParam");
+  if (p == nullptr)
+    throw TypeError(op_message("custom_lin", "the bwd param is not the object linearize makes"));
   return *p;
 }
 
@@ -26,7 +27,9 @@ namespace {
 void define_stop_gradient() {
   Primitive& p = stop_gradient;
   p.abstract_eval = [](std::span<const Aval> in, const Params&) {
-    if (in.size() != 1) throw_internal("stop_gradient", "expects one operand");
+    if (in.size() != 1)
+      throw TypeError(
+          op_message("stop_gradient", "takes 1 operand, got " + std::to_string(in.size())));
     return std::vector<Aval>{in[0]};
   };
   p.impl = [](std::span<const Array> args, const Params&, std::span<const Aval>) {

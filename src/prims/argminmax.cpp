@@ -8,6 +8,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
+#include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "runtime/thread_pool.h"
@@ -22,6 +23,7 @@ namespace {
 constexpr int64_t kTaskElems = int64_t{1} << 15;
 
 std::vector<Aval> argminmax_abstract(const char* op, std::span<const Aval> in, const Params& p) {
+  kernels::check_num_operands(op, in, 1);
   const Aval& x = in[0];
   const auto& axes = p.get_ints("axes");
   const DType index_dtype = p.get_dtype("index_dtype");

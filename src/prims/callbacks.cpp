@@ -24,13 +24,16 @@ using OpaquePtr = std::shared_ptr<const OpaqueParam>;
 
 const HostCallback& host_of(const Params& params, const char* op) {
   const auto* h = dynamic_cast<const HostCallback*>(params.get<OpaquePtr>("callback").get());
-  if (h == nullptr) throw_internal(op, "param 'callback' has the wrong type");
+  if (h == nullptr)
+    throw TypeError(op_message(op, "param 'callback' is not the object the callback API makes"));
   return *h;
 }
 
 const std::vector<Aval>& results_of(const Params& params, const char* op) {
   const auto* r = dynamic_cast<const ResultAvals*>(params.get<OpaquePtr>("result_avals").get());
-  if (r == nullptr) throw_internal(op, "param 'result_avals' has the wrong type");
+  if (r == nullptr)
+    throw TypeError(
+        op_message(op, "param 'result_avals' is not the object the callback API makes"));
   return r->avals;
 }
 

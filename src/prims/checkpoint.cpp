@@ -57,8 +57,21 @@ std::pair<std::vector<bool>, std::optional<JaxprEqn>> remat_dce(const std::vecto
 
 void define_remat() {
   Primitive& p = remat_p;
-  p.abstract_eval = [](std::span<const Aval>, const Params& params) {
-    return out_avals_of(*params.get<JaxprPtr>("jaxpr"));
+  p.abstract_eval = [](std::span<const Aval> in, const Params& params) {
+    // The operands must be what the body takes, checked before eval_jaxpr indexes them.
+    const Jaxpr& j = *params.get<JaxprPtr>("jaxpr");
+    bool ok = j.constvars.empty() && j.invars.size() == in.size();
+    for (size_t i = 0; ok && i < in.size(); ++i)
+      ok = j.invars[i].aval().shape == in[i].shape && j.invars[i].aval().dtype == in[i].dtype;
+    if (!ok) {
+      std::string want, got;
+      for (const Var& v : j.invars) want += (want.empty() ? "" : ", ") + v.aval().str();
+      for (const Aval& a : in) got += (got.empty() ? "" : ", ") + a.str();
+      throw TypeError(op_message("checkpoint", "the body jaxpr takes (" + want + ")" +
+                                                   (j.constvars.empty() ? "" : " and constvars") +
+                                                   " but the call passes (" + got + ")"));
+    }
+    return out_avals_of(j);
   };
   p.impl = [](std::span<const Array> args, const Params& params, std::span<const Aval>) {
     return eval_jaxpr(*params.get<JaxprPtr>("jaxpr"), {}, args);
@@ -76,6 +89,8 @@ void define_remat() {
 void define_name() {
   Primitive& p = name_p;
   p.abstract_eval = [](std::span<const Aval> in, const Params&) {
+    if (in.size() != 1)
+      throw TypeError(op_message("name", "takes 1 operand, got " + std::to_string(in.size())));
     return std::vector<Aval>{in[0]};
   };
   p.impl = [](std::span<const Array> args, const Params&, std::span<const Aval>) {
@@ -105,7 +120,7 @@ CheckpointPolicy policy_or_default(CheckpointPolicy p) {
 
 CheckpointPolicy policy_of(const Params& params) {
   auto p = std::dynamic_pointer_cast<const RematPolicy>(params.get<OpaquePtr>("policy"));
-  if (!p) throw_internal("checkpoint", "param 'policy' is not a RematPolicy");
+  if (!p) throw TypeError(op_message("checkpoint", "param 'policy' is not a RematPolicy"));
   return p;
 }
 

@@ -157,6 +157,7 @@ std::string config_str(const std::vector<int64_t>& flat) {
 }
 
 std::vector<Aval> pad_abstract(std::span<const Aval> in, const Params& p) {
+  kernels::check_num_operands("pad", in, 2);
   const Aval& x = in[0];
   const Aval& v = in[1];
   const char* op = "pad";
@@ -186,7 +187,13 @@ std::vector<Aval> pad_abstract(std::span<const Aval> in, const Params& p) {
   bool bad = false;
   for (size_t d = 0; d < cfg.size(); ++d) {
     const int64_t n = x.shape[d];
-    out[d] = cfg[d].low + cfg[d].high + n + std::max<int64_t>(0, n - 1) * cfg[d].interior;
+    // Checked: a huge interior or edge must say what overflowed, not wrap to a valid-looking size.
+    const std::string what = "padded size of dimension " + std::to_string(d) + " (padding_config " +
+                             config_str(flat) + ", operand shape " + shape_str(x.shape) + ")";
+    int64_t size = checked_add(
+        op, n, checked_mul(op, std::max<int64_t>(0, n - 1), cfg[d].interior, what), what);
+    size = checked_add(op, checked_add(op, size, cfg[d].low, what), cfg[d].high, what);
+    out[d] = size;
     bad = bad || out[d] < 0;
   }
   if (bad)
@@ -214,14 +221,18 @@ std::vector<Array> pad_impl(std::span<const Array> args, const Params& p,
   plan.in_st = row_major_strides(x.shape());
   plan.out_st = row_major_strides(oa.shape);
   for (size_t d = 0; d < cfg.size(); ++d) {
-    const int64_t s = cfg[d].interior + 1, lo = cfg[d].low, n = x.shape()[d];
-    const int64_t first = lo >= 0 ? 0 : (-lo + s - 1) / s;
-    const int64_t room = oa.shape[d] - lo;  // positions p - lo available past low
-    const int64_t end = room <= 0 ? 0 : std::min<int64_t>(n, (room + s - 1) / s);
-    plan.dims.push_back(std::max<int64_t>(0, end - first));
-    plan.in_off += first * plan.in_st[d];
-    plan.out_off += (lo + first * s) * plan.out_st[d];
-    plan.out_st[d] *= s;
+    // 128-bit: low may be near INT64_MIN (cropping) when high makes up for it.
+    using i128 = __int128;
+    const i128 s = i128{cfg[d].interior} + 1, lo = cfg[d].low, n = x.shape()[d];
+    const i128 first = lo >= 0 ? 0 : (-lo + s - 1) / s;
+    const i128 room = i128{oa.shape[d]} - lo;  // positions p - lo available past low
+    const i128 end = room <= 0 ? 0 : std::min<i128>(n, (room + s - 1) / s);
+    const i128 count = std::max<i128>(0, end - first);
+    plan.dims.push_back(static_cast<int64_t>(count));
+    if (count == 0) continue;  // nothing lands: no offsets to compute (they may not fit)
+    plan.in_off += static_cast<int64_t>(first) * plan.in_st[d];
+    plan.out_off += static_cast<int64_t>(lo + first * s) * plan.out_st[d];
+    if (count > 1) plan.out_st[d] *= static_cast<int64_t>(s);  // one entry: the step is unused
   }
   slicing_kernels::strided_copy(x.raw_data(), out.buffer()->data(), elem, plan);
   return {out};

@@ -24,6 +24,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
+#include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "runtime/thread_pool.h"
 #include "tessera/errors.h"
@@ -211,6 +212,7 @@ std::vector<Array> cum_impl(const char* op, std::span<const Array> args, const P
 
 std::vector<Aval> cum_abstract(const char* op, bool floating_only, std::span<const Aval> in,
                                const Params& p) {
+  kernels::check_num_operands(op, in, 1);
   const Aval& x = in[0];
   const int64_t axis = p.get_int("axis");
   if (is_extended(x.dtype) || is_bool(x.dtype) || (floating_only && !is_floating(x.dtype)))

@@ -23,11 +23,38 @@ using JaxprPtr = std::shared_ptr<const Jaxpr>;
 template <class T>
 const T& opaque(const Params& params, const char* key, const char* op) {
   const auto* p = dynamic_cast<const T*>(params.get<OpaquePtr>(key).get());
-  if (p == nullptr) throw_internal(op, std::string("param '") + key + "' has the wrong type");
+  if (p == nullptr)
+    throw TypeError(op_message(
+        op, std::string("param '") + key + "' is not the rule object custom_jvp/custom_vjp make"));
   return *p;
 }
 
 const Jaxpr& call_of(const Params& params) { return *params.get<JaxprPtr>("call_jaxpr"); }
+
+bool same_type(const Aval& a, const Aval& b);
+
+// The operands must be what call_jaxpr takes (num_consts leading constants included), checked
+// before the rules or eval_jaxpr index them.
+std::vector<Aval> call_abstract(const char* op, std::span<const Aval> in, const Params& params) {
+  const Jaxpr& call = call_of(params);
+  const int64_t nc = params.get_int("num_consts");
+  if (nc < 0 || nc > static_cast<int64_t>(in.size()))
+    throw TypeError(op_message(op, "num_consts=" + std::to_string(nc) + " must be in [0, " +
+                                       std::to_string(in.size()) + "], the operand count"));
+  bool ok = call.constvars.empty() && call.invars.size() == in.size();
+  for (size_t i = 0; ok && i < in.size(); ++i) ok = same_type(call.invars[i].aval(), in[i]);
+  if (!ok) {
+    std::string want, got;
+    for (const Var& v : call.invars) want += (want.empty() ? "" : ", ") + v.aval().str();
+    for (const Aval& a : in) got += (got.empty() ? "" : ", ") + a.str();
+    throw TypeError(op_message(op, "call_jaxpr takes (" + want + ")" +
+                                       (call.constvars.empty() ? "" : " and has constvars") +
+                                       " but the call passes (" + got + ")"));
+  }
+  std::vector<Aval> out;
+  for (const Atom& a : call.outvars) out.push_back(atom_aval(a));
+  return out;
+}
 
 std::vector<Aval> out_avals_of(const Jaxpr& j) {
   std::vector<Aval> out;
@@ -201,8 +228,8 @@ ad::JvpOut jvp_custom_jvp(std::span<const Array> primals, std::span<const Array>
 
 void define_custom_jvp_call() {
   Primitive& p = custom_jvp_call;
-  p.abstract_eval = [](std::span<const Aval>, const Params& params) {
-    return out_avals_of(call_of(params));
+  p.abstract_eval = [](std::span<const Aval> in, const Params& params) {
+    return call_abstract("custom_jvp_call", in, params);
   };
   p.impl = [](std::span<const Array> args, const Params& params, std::span<const Aval>) {
     return eval_jaxpr(call_of(params), {}, args);
@@ -259,7 +286,9 @@ VjpOverride vjp_custom_vjp(std::span<const Array> primals, const Params& params)
   int64_t nc = params.get_int("num_consts");
   auto fwd = std::dynamic_pointer_cast<const CustomVjpFwd>(params.get<OpaquePtr>("fwd"));
   auto bwd = std::dynamic_pointer_cast<const CustomVjpBwd>(params.get<OpaquePtr>("bwd"));
-  if (!fwd || !bwd) throw_internal("custom_vjp_call", "fwd/bwd params have the wrong type");
+  if (!fwd || !bwd)
+    throw TypeError(
+        op_message("custom_vjp_call", "params fwd/bwd are not the rule objects custom_vjp makes"));
   std::vector<Array> args(primals.begin() + nc, primals.end());
   auto [outs, res] = fwd->fwd(args);
   outs = check_fwd_outs(std::move(outs), call);
@@ -341,8 +370,8 @@ batching::BatchOut batch_custom_vjp(std::span<const Array> vals, std::span<const
 
 void define_custom_vjp_call() {
   Primitive& p = custom_vjp_call;
-  p.abstract_eval = [](std::span<const Aval>, const Params& params) {
-    return out_avals_of(call_of(params));
+  p.abstract_eval = [](std::span<const Aval> in, const Params& params) {
+    return call_abstract("custom_vjp_call", in, params);
   };
   p.impl = [](std::span<const Array> args, const Params& params, std::span<const Aval>) {
     return eval_jaxpr(call_of(params), {}, args);

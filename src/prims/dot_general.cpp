@@ -63,6 +63,9 @@ int bit_width(DType d) { return static_cast<int>(itemsize(d)) * 8; }
 // ---------------------------------------------------------------- abstract eval
 
 std::vector<Aval> dot_general_abstract(std::span<const Aval> in, const Params& p) {
+  if (in.size() != 2)
+    throw TypeError(
+        op_message("dot_general", "takes 2 operands (lhs, rhs), got " + std::to_string(in.size())));
   const Aval& l = in[0];
   const Aval& r = in[1];
   const DimNums dn = dim_nums(p);

@@ -22,6 +22,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
+#include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "prims/reduce_tree.h"
@@ -517,6 +518,7 @@ enum class Accepts { kNumber, kNumberOrBool, kLogical };
 
 std::vector<Aval> reduce_abstract(const char* op, Accepts acc, std::span<const Aval> in,
                                   const Params& p) {
+  kernels::check_num_operands(op, in, 1);
   const Aval& x = in[0];
   const auto& axes = p.get_ints("axes");
   const bool ok = !is_extended(x.dtype) &&

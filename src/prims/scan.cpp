@@ -58,10 +58,17 @@ std::string mismatch_str(const Aval& a, const Aval& b) {
 std::vector<Aval> scan_abstract_eval(std::span<const Aval> in, const Params& params) {
   ScanParams sp = scan_params_of(params);
   const Jaxpr& b = *sp.jaxpr;
-  const size_t nc = static_cast<size_t>(sp.num_consts), ncar = static_cast<size_t>(sp.num_carry);
   if (sp.length < 0)
     throw ValueError(op_message("scan", "length must be >= 0, got " + std::to_string(sp.length)));
-  if (in.size() < nc + ncar || b.invars.size() != in.size() || b.outvars.size() < ncar)
+  // Range-checked before the size_t casts: a negative count would wrap and index past the body.
+  if (sp.num_consts < 0 || sp.num_carry < 0 || sp.num_consts > static_cast<int64_t>(in.size()) ||
+      sp.num_carry > static_cast<int64_t>(in.size()) - sp.num_consts)
+    throw TypeError(op_message("scan", "num_consts=" + std::to_string(sp.num_consts) +
+                                           " and num_carry=" + std::to_string(sp.num_carry) +
+                                           " must be nonnegative and together at most the " +
+                                           std::to_string(in.size()) + " operands"));
+  const size_t nc = static_cast<size_t>(sp.num_consts), ncar = static_cast<size_t>(sp.num_carry);
+  if (b.invars.size() != in.size() || b.outvars.size() < ncar)
     throw TypeError(op_message(
         "scan", "the body takes " + std::to_string(b.invars.size()) + " inputs and returns " +
                     std::to_string(b.outvars.size()) + " outputs, which does not fit " +

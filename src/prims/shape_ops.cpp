@@ -9,6 +9,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
+#include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "runtime/thread_pool.h"
@@ -44,12 +45,14 @@ void check_shapelike(const char* op, const char* what, const std::vector<int64_t
 // ---------------------------------------------------------------- broadcast_in_dim
 
 std::vector<Aval> broadcast_in_dim_abstract(std::span<const Aval> in, const Params& p) {
+  kernels::check_num_operands("broadcast_in_dim", in, 1);  // before in[0]
   const Aval& x = in[0];
   const auto& shape = p.get_ints("shape");
   const auto& bdims = p.get_ints("broadcast_dimensions");
   const char* op = "broadcast_in_dim";
   check_shapelike(op, "shape", shape);
   check_shapelike(op, "broadcast_dimensions", bdims);
+  check_shape(op, shape, itemsize(x.dtype));
   if (x.ndim() != static_cast<int64_t>(bdims.size()))
     throw TypeError(op_message(
         op,
@@ -168,6 +171,7 @@ std::vector<Array> broadcast_in_dim_impl(std::span<const Array> args, const Para
 // ---------------------------------------------------------------- reshape
 
 std::vector<Aval> reshape_abstract(std::span<const Aval> in, const Params& p) {
+  kernels::check_num_operands("reshape", in, 1);
   const Aval& x = in[0];
   const auto& ns = p.get_ints("new_sizes");
   for (int64_t d : ns) {
@@ -175,7 +179,8 @@ std::vector<Aval> reshape_abstract(std::span<const Aval> in, const Params& p) {
       throw TypeError(
           op_message("reshape", "new_sizes must all be nonnegative, got " + tuple_str(ns) + "."));
   }
-  if (shape_size(ns) != x.size())
+  check_shape("reshape", ns, itemsize(x.dtype));
+  if (shape_size(ns, "reshape") != x.size())
     throw TypeError(op_message(
         "reshape", "cannot reshape " + x.str() + " (" + std::to_string(x.size()) +
                        " elements) into " + tuple_str(ns) + "; the total size must be unchanged"));
@@ -190,6 +195,7 @@ std::vector<Array> reshape_impl(std::span<const Array> args, const Params&,
 // ---------------------------------------------------------------- transpose
 
 std::vector<Aval> transpose_abstract(std::span<const Aval> in, const Params& p) {
+  kernels::check_num_operands("transpose", in, 1);
   const Aval& x = in[0];
   const auto& perm = p.get_ints("permutation");
   if (static_cast<int64_t>(perm.size()) != x.ndim())
@@ -478,11 +484,14 @@ std::vector<Array> transpose_impl(std::span<const Array> args, const Params& p,
 
 // ---------------------------------------------------------------- iota
 
-std::vector<Aval> iota_abstract(std::span<const Aval>, const Params& p) {
+std::vector<Aval> iota_abstract(std::span<const Aval> in, const Params& p) {
+  kernels::check_num_operands("iota", in, 0);
   const DType dt = p.get_dtype("dtype");
   const auto& shape = p.get_ints("shape");
   const int64_t dim = p.get_int("dimension");
   check_shapelike("iota", "shape", shape);
+  // The shape param is user input: a valid array shape before anything sizes from it.
+  check_shape("iota", shape, is_extended(dt) ? 1 : itemsize(dt));
   if (!is_integer(dt) && !is_floating(dt))
     throw TypeError(op_message("iota", "iota does not accept dtype " + std::string(dtype_name(dt)) +
                                            ". Accepted dtypes are subtypes of number."));

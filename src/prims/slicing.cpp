@@ -19,6 +19,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
+#include "prims/broadcast_iter.h"
 #include "prims/prims.h"
 #include "prims/slicing_kernels.h"
 #include "tessera/lax.h"
@@ -60,6 +61,7 @@ std::vector<int64_t> slice_strides(const Params& p, size_t n) {
 }
 
 std::vector<Aval> slice_abstract(std::span<const Aval> in, const Params& p) {
+  kernels::check_num_operands("slice", in, 1);
   const Aval& x = in[0];
   const auto& start = p.get_ints("start_indices");
   const auto& limit = p.get_ints("limit_indices");
@@ -116,7 +118,11 @@ std::vector<Aval> slice_abstract(std::span<const Aval> in, const Params& p) {
   }
   const std::vector<int64_t> strides = slice_strides(p, nd);
   Shape out(nd);
-  for (size_t d = 0; d < nd; ++d) out[d] = (limit[d] - start[d] + strides[d] - 1) / strides[d];
+  // ceil((limit - start) / stride) without forming limit - start + stride - 1 (a huge stride).
+  for (size_t d = 0; d < nd; ++d) {
+    const int64_t span = limit[d] - start[d];  // 0 <= start <= limit <= dim
+    out[d] = span == 0 ? 0 : 1 + (span - 1) / strides[d];
+  }
   return {Aval{out, x.dtype, x.weak_type}};
 }
 
@@ -134,7 +140,7 @@ std::vector<Array> slice_impl(std::span<const Array> args, const Params& p,
   plan.in_st = row_major_strides(x.shape());
   for (size_t d = 0; d < oa.shape.size(); ++d) {
     plan.in_off += start[d] * plan.in_st[d];
-    plan.in_st[d] *= strides[d];
+    if (oa.shape[d] > 1) plan.in_st[d] *= strides[d];  // one entry: a huge stride is unused
   }
   slicing_kernels::strided_copy(x.raw_data(), out.buffer()->data(), itemsize(oa.dtype), plan);
   return {out};
@@ -204,8 +210,10 @@ std::vector<int64_t> clamped_starts(std::span<const Array> starts, const Shape& 
 // ---------------------------------------------------------------- dynamic_slice
 
 std::vector<Aval> dynamic_slice_abstract(std::span<const Aval> in, const Params& p) {
-  const Aval& x = in[0];
   const char* op = "dynamic_slice";
+  if (in.empty())  // before in[0] and in.subspan(1)
+    throw TypeError(op_message(op, "takes an operand and one start index per dimension, got 0"));
+  const Aval& x = in[0];
   check_starts(op, x, in.subspan(1));
   const auto& sizes = p.get_ints("slice_sizes");
   if (static_cast<int64_t>(sizes.size()) != x.ndim())
@@ -390,9 +398,14 @@ BatchOut dynamic_slice_batch(std::span<const Array> args, std::span<const int64_
 // ---------------------------------------------------------------- dynamic_update_slice
 
 std::vector<Aval> dynamic_update_slice_abstract(std::span<const Aval> in, const Params&) {
+  const char* op = "dynamic_update_slice";
+  if (in.size() < 2)  // before in[1] and in.subspan(2)
+    throw TypeError(op_message(op,
+                               "takes an operand, an update and one start index per "
+                               "dimension, got " +
+                                   std::to_string(in.size()) + " operands"));
   const Aval& x = in[0];
   const Aval& u = in[1];
-  const char* op = "dynamic_update_slice";
   if (u.dtype != x.dtype)
     throw TypeError(op_message(
         op, "lax.dynamic_update_slice requires arguments to have the same dtypes, got " +

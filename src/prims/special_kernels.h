@@ -156,6 +156,14 @@ inline double hurwitz_zeta(double s, double q) {
   }
   if (s == kInf) return q > 1.0 ? 0.0 : q == 1.0 ? 1.0 : q > 0.0 ? kInf : kNaN;
   if (q == kInf) return 0.0;
+  if (q < -64.0) {
+    // Summing from a very negative q takes |q| terms (a hang for large |q|). With n = ceil(-q)
+    // and r = q + n in (0, 1) (exact: q is not an integer, so |q| < 2^52), the terms at negative
+    // q + k are (-1)^s (m - r)^-s for m = 1..n (s is an integer here), two zetas of positive q.
+    const double n = std::ceil(-q), r = q + n;
+    const double sign = std::fmod(s, 2.0) == 0.0 ? 1.0 : -1.0;
+    return hurwitz_zeta(s, r) + sign * (hurwitz_zeta(s, 1.0 - r) - hurwitz_zeta(s, n + 1.0 - r));
+  }
   // Direct terms up to w = q + N >= max(16, 1.5 s + 8), where the 13 Bernoulli terms of the
   // Euler-Maclaurin tail (the j-th ~ (s)_2j / (2 pi w)^2j of the first) reach 1e-18; stop early
   // once the rest of the (decreasing) terms, at most term * (q + k) / (s - 1), cannot change

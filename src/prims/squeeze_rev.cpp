@@ -6,6 +6,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
+#include "prims/broadcast_iter.h"
 #include "prims/prims.h"
 #include "prims/slicing_kernels.h"
 #include "tessera/lax.h"
@@ -51,6 +52,7 @@ std::vector<int64_t> squeeze_dims(const Aval& x, const std::vector<int64_t>& dim
 }
 
 std::vector<Aval> squeeze_abstract(std::span<const Aval> in, const Params& p) {
+  kernels::check_num_operands("squeeze", in, 1);
   const Aval& x = in[0];
   const std::vector<int64_t> dims = squeeze_dims(x, p.get_ints("dimensions"));
   Shape shape;
@@ -111,6 +113,7 @@ void check_rev_dims(const Aval& x, const std::vector<int64_t>& dims) {
 }
 
 std::vector<Aval> rev_abstract(std::span<const Aval> in, const Params& p) {
+  kernels::check_num_operands("rev", in, 1);
   check_rev_dims(in[0], p.get_ints("dimensions"));
   return {in[0]};
 }

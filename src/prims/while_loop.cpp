@@ -44,12 +44,16 @@ Parts parts_of(const Params& p, size_t nargs) {
   Parts r;
   r.cj = p.get<JaxprPtr>("cond_jaxpr");
   r.bj = p.get<JaxprPtr>("body_jaxpr");
-  r.cn = static_cast<size_t>(p.get_int("cond_nconsts"));
-  r.bn = static_cast<size_t>(p.get_int("body_nconsts"));
-  if (nargs < r.cn + r.bn)
+  const int64_t cn = p.get_int("cond_nconsts"), bn = p.get_int("body_nconsts");
+  const int64_t n = static_cast<int64_t>(nargs);
+  // Range-checked before the size_t casts: negative counts would wrap around.
+  if (cn < 0 || bn < 0 || cn > n || bn > n - cn)
     throw TypeError(op_message(
-        "while", "the loop has " + std::to_string(nargs) +
-                     " operands but cond_nconsts + body_nconsts = " + std::to_string(r.cn + r.bn)));
+        "while", "the loop has " + std::to_string(nargs) + " operands but cond_nconsts = " +
+                     std::to_string(cn) + " and body_nconsts = " + std::to_string(bn) +
+                     "; they must be nonnegative and sum to at most the operand count"));
+  r.cn = static_cast<size_t>(cn);
+  r.bn = static_cast<size_t>(bn);
   r.n = nargs - r.cn - r.bn;
   return r;
 }
