@@ -229,88 +229,6 @@ bool is_small(const Aval& a) {
   return true;
 }
 
-// Until every primitive declares its signature (a registry test requires it), a guess for those
-// that do not, from the params their rules read; the declared signature always wins.
-Signature fallback_signature(const Primitive& p) {
-  using K = ParamKind;
-  const std::string& n = p.name();
-  auto one = [](std::vector<ParamSpec> ps) { return Signature::fixed(1, std::move(ps)); };
-  if (n == "broadcast_in_dim")
-    return one({{"shape", K::kInts}, {"broadcast_dimensions", K::kInts}});
-  if (n == "reshape") return one({{"new_sizes", K::kInts}});
-  if (n == "transpose") return one({{"permutation", K::kInts}});
-  if (n == "iota")
-    return Signature::fixed(0, {{"dtype", K::kDType}, {"shape", K::kInts}, {"dimension", K::kInt}});
-  if (n.rfind("reduce_", 0) == 0 && n != "reduce_precision") return one({{"axes", K::kInts}});
-  if (n == "argmax" || n == "argmin") return one({{"axes", K::kInts}, {"index_dtype", K::kDType}});
-  if (n == "dot_general")
-    return Signature::fixed(2, {{"lhs_contracting_dimensions", K::kInts},
-                                {"rhs_contracting_dimensions", K::kInts},
-                                {"lhs_batch_dimensions", K::kInts},
-                                {"rhs_batch_dimensions", K::kInts},
-                                {"preferred_element_type", K::kOptionalDType, false}});
-  if (n == "bitcast_convert_type") return one({{"new_dtype", K::kDType}});
-  if (n == "convert_element_type") return one({{"new_dtype", K::kDType}, {"weak_type", K::kBool}});
-  if (n == "reduce_precision") return one({{"exponent_bits", K::kInt}, {"mantissa_bits", K::kInt}});
-  if (n == "squeeze" || n == "rev") return one({{"dimensions", K::kInts}});
-  if (n == "slice")
-    return one({{"start_indices", K::kInts}, {"limit_indices", K::kInts}, {"strides", K::kInts}});
-  if (n == "dynamic_slice") return Signature::at_least(1, {{"slice_sizes", K::kInts}});
-  if (n == "dynamic_update_slice") return Signature::at_least(2);
-  if (n == "concatenate") return Signature::at_least(1, {{"dimension", K::kInt}});
-  if (n == "pad") return Signature::fixed(2, {{"padding_config", K::kInts}});
-  if (n == "select_n") return Signature::at_least(1);
-  if (n == "clamp") return Signature::fixed(3);
-  if (n == "integer_pow") return one({{"y", K::kInt}});
-  if (n == "round") return one({{"rounding_method", K::kInt}});
-  if (n.rfind("cum", 0) == 0) return one({{"axis", K::kInt}, {"reverse", K::kBool}});
-  if (n == "reduce")
-    return Signature::at_least(2, {{"computation", K::kJaxpr}, {"dimensions", K::kInts}});
-  if (n == "scan")
-    return Signature::at_least(0, {{"jaxpr", K::kJaxpr},
-                                   {"length", K::kInt},
-                                   {"num_carry", K::kInt},
-                                   {"num_consts", K::kInt},
-                                   {"reverse", K::kBool},
-                                   {"unroll", K::kInt}});
-  if (n == "cond") return Signature::at_least(1, {{"branches", K::kJaxprList}});
-  if (n == "while")
-    return Signature::at_least(0, {{"body_jaxpr", K::kJaxpr},
-                                   {"body_nconsts", K::kInt},
-                                   {"cond_jaxpr", K::kJaxpr},
-                                   {"cond_nconsts", K::kInt}});
-  if (n == "custom_jvp_call")
-    return Signature::at_least(0, {{"call_jaxpr", K::kJaxpr},
-                                   {"jvp", K::kOpaque},
-                                   {"num_consts", K::kInt},
-                                   {"symbolic_zeros", K::kBool}});
-  if (n == "custom_vjp_call")
-    return Signature::at_least(0, {{"bwd", K::kOpaque},
-                                   {"call_jaxpr", K::kJaxpr},
-                                   {"fwd", K::kOpaque},
-                                   {"num_consts", K::kInt}});
-  if (n == "checkpoint")
-    return Signature::at_least(0, {{"jaxpr", K::kJaxpr},
-                                   {"differentiated", K::kBool},
-                                   {"policy", K::kOpaque},
-                                   {"prevent_cse", K::kBool}});
-  if (n == "name") return one({{"name", K::kString}});
-  if (n == "debug_callback")
-    return Signature::at_least(0, {{"callback", K::kOpaque}, {"effect", K::kString}});
-  if (n == "pure_callback")
-    return Signature::at_least(0, {{"callback", K::kOpaque},
-                                   {"result_avals", K::kOpaque},
-                                   {"sharding", K::kString},
-                                   {"vmap_method", K::kString}});
-  if (n == "io_callback")
-    return Signature::at_least(0, {{"callback", K::kOpaque},
-                                   {"ordered", K::kBool},
-                                   {"result_avals", K::kOpaque},
-                                   {"sharding", K::kString}});
-  if (n == "custom_lin") return Signature{};  // internal to linearize: no user params to guess
-  return Signature::range(1, 3);              // elementwise
-}
-
 const Primitive* choose_primitive(Reader& r) {
   static const std::vector<std::string> names = primitive_names();
   const size_t len = r.u8() % 32;
@@ -325,16 +243,14 @@ const Primitive* choose_primitive(Reader& r) {
 
 void fuzz_one(Reader& r) {
   const Primitive& p = *choose_primitive(r);
-  const Signature sig = p.signature.declared() ? p.signature : fallback_signature(p);
+  const Signature& sig = p.signature;  // every primitive declares one (test_signatures)
   if (!sig.declared()) return;
-  // A guessed signature is not checked by bind: stay inside it (wrong arity is h-sig's check).
-  const bool exact = p.signature.declared();
   // Operand count: mostly inside the signature's range, sometimes outside.
   size_t nargs;
-  const int64_t lo = sig.declared() ? sig.min_args : 0;
-  const int64_t hi = sig.declared() ? std::min<int64_t>(sig.max_args, lo + 5) : 4;
+  const int64_t lo = sig.min_args;
+  const int64_t hi = std::min<int64_t>(sig.max_args, lo + 5);
   const uint8_t m = r.u8() % 16;
-  if (m < 13 || !exact)
+  if (m < 13)
     nargs = static_cast<size_t>(lo + static_cast<int64_t>(r.pick(hi - lo + 1)));
   else if (m == 13)
     nargs = static_cast<size_t>(std::max<int64_t>(lo - 1, 0));
