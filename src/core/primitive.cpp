@@ -257,7 +257,21 @@ std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<co
     ~Restore() { t_op_name = prev; }
   } restore{prev};
   g_eval_count.fetch_add(1, std::memory_order_relaxed);
-  return p.impl(args, params, out_avals);
+  std::vector<Array> outs = p.impl(args, params, out_avals);
+  // The eager result has the types abstract evaluation promised. A sub-jaxpr impl can return an
+  // operand whose weak flag differs from the body's declared type: it gets the promised flag.
+  if (outs.size() != out_avals.size()) {
+    throw_internal("bind", "primitive '" + p.name() + "' returned " + std::to_string(outs.size()) +
+                               " results; abstract evaluation promised " +
+                               std::to_string(out_avals.size()));
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Aval& got = outs[i].aval();
+    if (got.weak_type == out_avals[i].weak_type) continue;
+    if (got.dtype != out_avals[i].dtype || got.shape != out_avals[i].shape) continue;
+    outs[i] = Array(out_avals[i], outs[i].buffer());
+  }
+  return outs;
 }
 
 std::vector<Array> bind(const Primitive& p, std::span<const Array> args, const Params& params) {

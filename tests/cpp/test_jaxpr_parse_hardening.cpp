@@ -175,10 +175,11 @@ TEST(JaxprParseHardening, TypesArePositionedValueErrors) {
   // Rank 64 is fine.
   const std::string rank64 = "{ lambda ; a:f32[" + repeat("1,", 63) + "1]. let in (a,) }";
   EXPECT_EQ(parse_jaxpr(rank64).invars[0].aval().ndim(), 64);
-  // Zero-size arrays with huge other dims are valid shapes.
-  EXPECT_EQ(
-      parse_jaxpr("{ lambda ; a:f32[0,4611686018427387904]. let in (a,) }").invars[0].aval().size(),
-      0);
+  // A zero dimension does not excuse the others (as NumPy: strides stay bounded); modest ones
+  // with a zero are a valid empty shape.
+  EXPECT_THROW(parse_jaxpr("{ lambda ; a:f32[0,4611686018427387904]. let in (a,) }"), ValueError);
+  EXPECT_EQ(parse_jaxpr("{ lambda ; a:f32[0,1099511627776]. let in (a,) }").invars[0].aval().size(),
+            0);
   // The result type of an equation (e.g. a broadcast to a huge shape) is checked too.
   EXPECT_PARSE_ERROR(
       "{ lambda ; a:f32[]. let b:f32[4611686018427387904,4] = broadcast_in_dim["

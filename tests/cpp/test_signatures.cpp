@@ -221,7 +221,7 @@ TEST(Signatures, ParserReportsWrongEquationsWithLineAndColumn) {
        "[dynamic_update_slice] dynamic_update_slice takes "
        "at least 2 operands, got 1"},
       {"b:f32[] = reduce_sum a", "[reduce_sum] missing required param 'axes'"},
-      {"b:f32[3] = sin[foo=1] a", "[sin] unknown param 'foo'"},
+      {"b:f32[3] = sin[foo=1] a", "'sin' has no param 'foo'"},
       {"b:f32[] = reduce_sum[axes=abc] a", "param 'axes' must be a tuple of integers"},
       {"b:f32[3] = cumsum[axis=0 reverse=3] a", "param 'reverse' must be a bool"},
   };
