@@ -195,9 +195,12 @@ void check_signature(const Primitive& p, size_t nargs, const Params& params) {
   }
 }
 
-std::vector<Aval> abstract_eval(const Primitive& p, std::span<const Aval> in,
-                                const Params& params) {
-  check_signature(p, in.size(), params);
+namespace {
+
+// The rule and the checks of its result (abstract_eval without the signature check, which bind
+// has already made on the eager path).
+std::vector<Aval> run_abstract_rule(const Primitive& p, std::span<const Aval> in,
+                                    const Params& params) {
   if (!p.abstract_eval) {
     throw_internal("bind", "primitive '" + p.name() + "' has no abstract-eval rule");
   }
@@ -207,8 +210,16 @@ std::vector<Aval> abstract_eval(const Primitive& p, std::span<const Aval> in,
                                         std::to_string(outs.size()) +
                                         " result types where one was expected");
   }
-  for (const Aval& a : outs) check_aval(p.name(), a);
+  for (const Aval& a : outs) check_shape(p.name(), a.shape, itemsize(a.dtype));
   return outs;
+}
+
+}  // namespace
+
+std::vector<Aval> abstract_eval(const Primitive& p, std::span<const Aval> in,
+                                const Params& params) {
+  check_signature(p, in.size(), params);
+  return run_abstract_rule(p, in, params);
 }
 
 Trace::Trace(Trace* parent) : tag_(g_next_tag.fetch_add(1)), parent_(parent) {}
@@ -249,7 +260,8 @@ std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<co
     avals.push_back(a.aval());
   }
   if (!p.impl) throw_internal("bind", "primitive '" + p.name() + "' has no eager rule");
-  std::vector<Aval> out_avals = abstract_eval(p, avals, params);
+  // bind() checked the signature before handing the call to this trace.
+  std::vector<Aval> out_avals = run_abstract_rule(p, avals, params);
   const char* prev = t_op_name;
   t_op_name = p.name().c_str();
   struct Restore {

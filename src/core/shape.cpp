@@ -75,6 +75,16 @@ std::vector<int64_t> row_major_strides(const Shape& s) {
 }
 
 void check_shape(std::string_view op, const Shape& s, size_t itemsize) {
+  // One pass for the common valid shape; the slow path below says what is wrong.
+  if (static_cast<int64_t>(s.size()) <= kMaxRank) {
+    int64_t n = itemsize ? static_cast<int64_t>(itemsize) : 1;
+    bool bad = false;
+    for (int64_t d : s) {
+      bad |= d < 0;
+      if (d > 0) bad |= __builtin_mul_overflow(n, d, &n);
+    }
+    if (!bad && n <= kMaxArrayBytes) return;
+  }
   if (static_cast<int64_t>(s.size()) > kMaxRank) {
     throw ValueError(op_message(op, "an array may have at most " + std::to_string(kMaxRank) +
                                         " dimensions (NumPy's limit), got rank " +

@@ -181,8 +181,11 @@ inline double hurwitz_zeta(double s, double q) {
     double lo;
     const double v = split(k, lo);
     double term = std::pow(v, -s);
-    term *= 1.0 - s * (lo / v);
+    // (The first-order correction only where it is finite: 0 * inf would make the sum NaN.)
+    if (term != 0.0 && std::isfinite(term)) term *= 1.0 - s * (lo / v);
     sum += term;
+    // NaN never meets the stopping test: without this, a loop of up to 1.5 s terms (a hang).
+    if (std::isnan(sum)) return kNaN;
     if (v > 0.0 && term * v <= 0.25 * kEps * (s - 1.0) * std::fabs(sum)) return sum;
   }
   double wl;
