@@ -124,8 +124,12 @@ void bind_dlpack(py::module_& m, py::class_<Array>& cls) {
     if (dl.device.device_type != kDLCPU)
       throw ValueError("[from_dlpack] only CPU tensors can be imported");
     DType d = dtype_of(dl.dtype, is_bool);
+    if (dl.ndim < 0 || dl.ndim > kMaxRank || (dl.ndim > 0 && dl.shape == nullptr))
+      throw ValueError("[from_dlpack] the tensor declares " + std::to_string(dl.ndim) +
+                       " dimensions; at most " + std::to_string(kMaxRank) + " are supported");
     Shape shape(dl.shape, dl.shape + dl.ndim);
     Aval aval{shape, d, false};
+    check_aval("from_dlpack", aval);  // sizes from a foreign header never wrap around
     bool contiguous = true;
     if (dl.strides != nullptr) {
       int64_t st = 1;

@@ -73,11 +73,12 @@ void Array::delete_buffer() {
 }
 
 Array empty_array(const Aval& aval, const char* op, Device* device) {
-  check_aval(op, aval);  // cheap; the last guard before a size reaches the allocator
+  // Kernels pass avals that abstract_eval checked; nbytes() itself never wraps around.
   return Array(aval, Buffer::allocate(device, aval.nbytes(), op));
 }
 
 Array array_from_host(const Aval& aval, const void* data, Device* device) {
+  check_aval("array", aval);  // a user's aval
   Array a = empty_array(aval, "array", device);
   if (aval.nbytes()) std::memcpy(a.buffer()->data(), data, aval.nbytes());
   return a;

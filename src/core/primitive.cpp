@@ -277,7 +277,8 @@ std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<co
                                " results; abstract evaluation promised " +
                                std::to_string(out_avals.size()));
   }
-  for (size_t i = 0; i < outs.size(); ++i) {
+  // (Single-result impls build their output from out_avals: only sub-jaxpr impls need this.)
+  for (size_t i = 0; p.multiple_results() && i < outs.size(); ++i) {
     const Aval& got = outs[i].aval();
     if (got.weak_type == out_avals[i].weak_type) continue;
     if (got.dtype != out_avals[i].dtype || got.shape != out_avals[i].shape) continue;

@@ -115,8 +115,13 @@ void check_shape(std::string_view op, const Shape& s, size_t itemsize) {
 }
 
 size_t Aval::nbytes() const {
-  // check_aval bounds size() * itemsize by 2^62 for every aval a rule or kernel sees.
-  return static_cast<size_t>(size()) * itemsize(dtype);
+  // check_aval bounds this by 2^62 for every aval a rule or kernel sees; for any other aval a
+  // negative or overflowing count must not wrap around into a small allocation.
+  const int64_t n = size();
+  int64_t bytes = 0;
+  if (n < 0 || __builtin_mul_overflow(n, static_cast<int64_t>(itemsize(dtype)), &bytes))
+    check_aval("array", *this);  // throws, naming the shape
+  return static_cast<size_t>(bytes);
 }
 
 void check_aval(std::string_view op, const Aval& a) { check_shape(op, a.shape, itemsize(a.dtype)); }
