@@ -4,8 +4,8 @@
 #include <mutex>
 #include <ostream>
 
-#include "core/env.h"
 #include "core/allocator.h"
+#include "core/env.h"
 #include "tessera/errors.h"
 
 namespace tessera {

@@ -93,17 +93,28 @@ std::vector<std::string> primitive_names() {
 
 const char* param_kind_name(ParamKind k) {
   switch (k) {
-    case ParamKind::kBool: return "a bool";
-    case ParamKind::kInt: return "an integer";
-    case ParamKind::kFloat: return "a float";
-    case ParamKind::kDType: return "a dtype";
-    case ParamKind::kInts: return "a tuple of integers";
-    case ParamKind::kString: return "a string";
-    case ParamKind::kJaxpr: return "a jaxpr";
-    case ParamKind::kOpaque: return "an opaque object (a callable)";
-    case ParamKind::kJaxprList: return "a tuple of jaxprs";
-    case ParamKind::kOptionalDType: return "a dtype or None";
-    case ParamKind::kAny: return "any value";
+    case ParamKind::kBool:
+      return "a bool";
+    case ParamKind::kInt:
+      return "an integer";
+    case ParamKind::kFloat:
+      return "a float";
+    case ParamKind::kDType:
+      return "a dtype";
+    case ParamKind::kInts:
+      return "a tuple of integers";
+    case ParamKind::kString:
+      return "a string";
+    case ParamKind::kJaxpr:
+      return "a jaxpr";
+    case ParamKind::kOpaque:
+      return "an opaque object (a callable)";
+    case ParamKind::kJaxprList:
+      return "a tuple of jaxprs";
+    case ParamKind::kOptionalDType:
+      return "a dtype or None";
+    case ParamKind::kAny:
+      return "any value";
   }
   return "?";
 }
@@ -112,12 +123,18 @@ namespace {
 
 bool param_matches(ParamKind k, const ParamValue& v) {
   switch (k) {
-    case ParamKind::kBool: return std::holds_alternative<bool>(v);
-    case ParamKind::kInt: return std::holds_alternative<int64_t>(v);
-    case ParamKind::kFloat: return std::holds_alternative<double>(v);
-    case ParamKind::kDType: return std::holds_alternative<DType>(v);
-    case ParamKind::kInts: return std::holds_alternative<std::vector<int64_t>>(v);
-    case ParamKind::kString: return std::holds_alternative<std::string>(v);
+    case ParamKind::kBool:
+      return std::holds_alternative<bool>(v);
+    case ParamKind::kInt:
+      return std::holds_alternative<int64_t>(v);
+    case ParamKind::kFloat:
+      return std::holds_alternative<double>(v);
+    case ParamKind::kDType:
+      return std::holds_alternative<DType>(v);
+    case ParamKind::kInts:
+      return std::holds_alternative<std::vector<int64_t>>(v);
+    case ParamKind::kString:
+      return std::holds_alternative<std::string>(v);
     case ParamKind::kJaxpr: {
       auto* j = std::get_if<std::shared_ptr<const Jaxpr>>(&v);
       return j && *j;
@@ -134,7 +151,8 @@ bool param_matches(ParamKind k, const ParamValue& v) {
       return true;
     }
     case ParamKind::kOptionalDType:
-    case ParamKind::kAny: return true;
+    case ParamKind::kAny:
+      return true;
   }
   return false;
 }
@@ -176,7 +194,8 @@ void check_signature(const Primitive& p, size_t nargs, const Params& params) {
       }
     }
     if (!v) {
-      if (ps.required) bad_params(p, params, "missing required param '" + std::string(ps.name) + "'");
+      if (ps.required)
+        bad_params(p, params, "missing required param '" + std::string(ps.name) + "'");
       continue;
     }
     ++found;

@@ -92,8 +92,8 @@ void check_shape(std::string_view op, const Shape& s, size_t itemsize) {
   }
   for (int64_t d : s) {
     if (d < 0) {
-      throw ValueError(op_message(op, "negative dimensions are not allowed, got shape " +
-                                          shape_str(s)));
+      throw ValueError(
+          op_message(op, "negative dimensions are not allowed, got shape " + shape_str(s)));
     }
   }
   // As NumPy: zero dimensions are skipped, so that the other dimensions (and the strides made
@@ -105,12 +105,12 @@ void check_shape(std::string_view op, const Shape& s, size_t itemsize) {
   int64_t bytes = 0;
   if (over || __builtin_mul_overflow(n, static_cast<int64_t>(itemsize), &bytes) ||
       bytes > kMaxArrayBytes) {
-    throw ValueError(op_message(
-        op, "shape " + shape_str(s) + " is too large: " +
-                (over ? std::string("its number of elements overflows int64")
-                      : std::to_string(n) + " elements of " + std::to_string(itemsize) +
-                            " bytes exceed the largest array size of 2^62 bytes") +
-                "; use smaller dimensions"));
+    throw ValueError(
+        op_message(op, "shape " + shape_str(s) + " is too large: " +
+                           (over ? std::string("its number of elements overflows int64")
+                                 : std::to_string(n) + " elements of " + std::to_string(itemsize) +
+                                       " bytes exceed the largest array size of 2^62 bytes") +
+                           "; use smaller dimensions"));
   }
 }
 

@@ -31,10 +31,14 @@ TEST(CheckedArithmetic, MulAndAddThrowOnOverflowOnly) {
     const int64_t b = static_cast<int64_t>(rng()) >> (rng() % 63);
     const __int128 p = static_cast<__int128>(a) * b, s = static_cast<__int128>(a) + b;
     const bool p_fits = p >= kMin && p <= kMax, s_fits = s >= kMin && s <= kMax;
-    if (p_fits) EXPECT_EQ(checked_mul("t", a, b), static_cast<int64_t>(p));
-    else EXPECT_THROW(checked_mul("t", a, b), ValueError);
-    if (s_fits) EXPECT_EQ(checked_add("t", a, b), static_cast<int64_t>(s));
-    else EXPECT_THROW(checked_add("t", a, b), ValueError);
+    if (p_fits)
+      EXPECT_EQ(checked_mul("t", a, b), static_cast<int64_t>(p));
+    else
+      EXPECT_THROW(checked_mul("t", a, b), ValueError);
+    if (s_fits)
+      EXPECT_EQ(checked_add("t", a, b), static_cast<int64_t>(s));
+    else
+      EXPECT_THROW(checked_add("t", a, b), ValueError);
   }
 }
 
@@ -65,8 +69,10 @@ TEST(CheckShape, ElementCountsNeverWrap) {
       bytes *= d;
       if (bytes > (static_cast<__int128>(1) << 62)) big = true;
     }
-    if (big) EXPECT_THROW(check_shape("t", s, item), ValueError) << shape_str(s);
-    else EXPECT_NO_THROW(check_shape("t", s, item)) << shape_str(s);
+    if (big)
+      EXPECT_THROW(check_shape("t", s, item), ValueError) << shape_str(s);
+    else
+      EXPECT_NO_THROW(check_shape("t", s, item)) << shape_str(s);
   }
 }
 
@@ -108,8 +114,8 @@ TEST(Allocator, HugeRequestsRaiseOutOfMemoryAndCannotBypassTheLimit) {
   a.set_limit(int64_t{1} << 20);
   void* p = a.allocate(1024, "t");
   // in_use + request used to wrap around for requests near 2^63 and pass the limit.
-  for (size_t n : {size_t{1} << 62, (size_t{1} << 62) - 1024, (size_t{1} << 61) + 17,
-                   size_t{1} << 21}) {
+  for (size_t n :
+       {size_t{1} << 62, (size_t{1} << 62) - 1024, (size_t{1} << 61) + 17, size_t{1} << 21}) {
     EXPECT_THROW(a.allocate(n, "t"), OutOfMemoryError) << n;
   }
   a.deallocate(p, 1024);
@@ -120,7 +126,8 @@ TEST(Allocator, SizeThatFitsButExceedsTheDeviceLimitIsOutOfMemory) {
   Device* d = default_device();
   const int64_t old = d->memory_stats().bytes_limit;
   d->set_memory_limit(int64_t{64} << 20);
-  EXPECT_ERROR(OutOfMemoryError, lax::iota(DType::kInt32, int64_t{1} << 30), "[iota] out of memory");
+  EXPECT_ERROR(OutOfMemoryError, lax::iota(DType::kInt32, int64_t{1} << 30),
+               "[iota] out of memory");
   EXPECT_ERROR(OutOfMemoryError, tnp::zeros({int64_t{1} << 15, int64_t{1} << 15}), "out of memory");
   d->set_memory_limit(old);
   EXPECT_EQ(tnp::sum(lax::iota(DType::kInt32, 10)).item<int32_t>(), 45);

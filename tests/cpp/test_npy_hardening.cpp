@@ -179,7 +179,8 @@ TEST(NpyHardening, HeaderSizesAreChecked) {
   check_load(dir, "zero_huge",
              npy_file(dict("'<f8'", "(4611686018427387904, 4611686018427387904, 0)"), ""),
              "ValueError", {"too large"});
-  Outcome e = check_load(dir, "zero_big", npy_file(dict("'<f8'", "(1048576, 1048576, 0)"), ""), "ok");
+  Outcome e =
+      check_load(dir, "zero_big", npy_file(dict("'<f8'", "(1048576, 1048576, 0)"), ""), "ok");
   ASSERT_TRUE(e.array.defined());
   EXPECT_EQ(e.array.size(), 0);
   EXPECT_EQ(e.array.str(), "[]");

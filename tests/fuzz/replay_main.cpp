@@ -36,8 +36,8 @@ void mutate(std::vector<uint8_t>& d, const std::vector<std::vector<uint8_t>>& co
         break;
       case 1:  // set a byte to an interesting value
         if (!d.empty()) {
-          static const uint8_t kVals[] = {0, 1, 0x7f, 0x80, 0xff, '0', '9', '(', ')', '{', '}',
-                                          '[', ']', ',', ':', '-', ' ', '\n', '\''};
+          static const uint8_t kVals[] = {0,   1,   0x7f, 0x80, 0xff, '0', '9', '(',  ')', '{',
+                                          '}', '[', ']',  ',',  ':',  '-', ' ', '\n', '\''};
           d[rng() % d.size()] = kVals[rng() % sizeof kVals];
         }
         break;
@@ -137,7 +137,8 @@ int main(int argc, char** argv) {
     int64_t runs = 0;
     while (std::chrono::steady_clock::now() < end) {
       std::vector<uint8_t> d;
-      if (!corpus.empty() && rng() % 8 != 0) d = corpus[rng() % corpus.size()];
+      if (!corpus.empty() && rng() % 8 != 0)
+        d = corpus[rng() % corpus.size()];
       else {
         d.resize(rng() % 64);
         for (auto& b : d) b = static_cast<uint8_t>(rng());
