@@ -66,8 +66,11 @@ TEST(CheckShape, ElementCountsNeverWrap) {
     bool big = false;
     for (int64_t d : s) {
       if (d == 0) continue;
-      bytes *= d;
-      if (bytes > (static_cast<__int128>(1) << 62)) big = true;
+      bytes *= d;  // < 2^62 * 2^63: fits; stop once past the limit
+      if (bytes > (static_cast<__int128>(1) << 62)) {
+        big = true;
+        break;
+      }
     }
     if (big)
       EXPECT_THROW(check_shape("t", s, item), ValueError) << shape_str(s);
