@@ -89,6 +89,12 @@ Array zeta(const Array& x, const Array& q);           // Hurwitz zeta
 Array igamma(const Array& a, const Array& x);         // regularized lower incomplete gamma P(a, x)
 Array igammac(const Array& a, const Array& x);        // 1 - P(a, x)
 Array igamma_grad_a(const Array& a, const Array& x);  // d/da P(a, x)
+// d sample / d a for a sample x ~ Gamma(a, 1) (implicit reparameterization).
+Array random_gamma_grad(const Array& a, const Array& x);
+Array bessel_i0e(const Array& x);  // exp(-|x|) I0(x)
+Array bessel_i1e(const Array& x);  // exp(-|x|) I1(x)
+// The regularized incomplete beta I_x(a, b) (lax.betainc; primitive regularized_incomplete_beta).
+Array betainc(const Array& a, const Array& b, const Array& x);
 
 // ---- bitwise (src/api/lax_math.cpp; rules in src/prims/bitwise.cpp) ----
 // not/and/or/xor take bool and integers; shifts, population_count and clz integers.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tessera/array.h"
+#include "tessera/scalar_ir.h"
 
 namespace tessera {
 
@@ -178,6 +179,89 @@ struct Signature {
   bool declared() const { return min_args >= 0; }
 };
 
+// ---- Kind: what a compiler or backend may assume about a primitive without knowing it. ----
+// Every registered primitive declares one (a registry test checks it).
+//  kElementwise  each output element is a function of the operands' elements at the same index
+//                (after lax broadcasting); has a scalar definition (below) or a written exemption.
+//  kIndexMap     data movement: each output element is one operand element (or a constant) at an
+//                index computed from the output index (broadcast_in_dim, reshape, transpose,
+//                slice, dynamic_slice, pad, concatenate, rev, squeeze, iota, ...).
+//  kReduction    combines elements along axes (reduce_*, argmax, cumulative scans).
+//  kContraction  dot_general (and later convolution).
+//  kLibraryCall  a call into a library kernel (linear algebra, sort, FFT).
+//  kControlFlow  carries sub-jaxprs: scan, cond, while, checkpoint, custom_* calls.
+//  kCollective   communicates across devices or a mapped axis (psum, all_gather, ...).
+//  kEffectful    has effects or is opaque to the compiler (callbacks, custom_lin, name).
+enum class PrimitiveKind : uint8_t {
+  kUnset,
+  kElementwise,
+  kIndexMap,
+  kReduction,
+  kContraction,
+  kLibraryCall,
+  kControlFlow,
+  kCollective,
+  kEffectful,
+};
+const char* primitive_kind_name(PrimitiveKind k);
+
+// ---- Scalar definition of an elementwise primitive (scalar_ir.h). ----
+// Given the builder, one value per operand (16-bit float operands arrive converted to float32,
+// unless `raw_16bit`) and the params, returns one value per output; the driver converts results
+// back to the output dtypes abstract eval gives. Written once, used by the reference evaluator
+// test, the compiler's fused kernels and every backend.
+using ScalarDefRule = std::function<std::vector<scalar::Value>(
+    scalar::Builder&, std::span<const scalar::Value> in, const Params&)>;
+struct ScalarDef {
+  ScalarDefRule rule;
+  bool raw_16bit = false;  // the rule sees float16/bfloat16 operands as they are (bit ops)
+  // Why an elementwise primitive has no rule (e.g. a bitcast that changes the width); empty
+  // when it has one. A registry test fails when an elementwise primitive has neither.
+  const char* exemption = nullptr;
+};
+// The program of p's scalar definition for operands of `in` and params (results typed as
+// abstract eval says). InternalError when p has no rule.
+scalar::Program scalar_program(const Primitive& p, std::span<const Aval> in, const Params& params);
+
+// ---- Lowering per target. ----
+// A lowering translates one equation into a target's IR. The core does not know the targets'
+// IRs: a target defines its LoweringContext subclass and what a LoweredValue id names (a kernel
+// IR value, an MLIR value). Rules are registered per open target name ("cpu", "cuda",
+// "stablehlo"), as JAX's mlir.register_lowering(prim, rule, platform=...).
+class LoweringContext {
+ public:
+  virtual ~LoweringContext() = default;
+  virtual const std::string& target() const = 0;
+};
+struct LoweredValue {
+  int64_t id = -1;
+  Aval aval;
+};
+using LoweringRule = std::function<std::vector<LoweredValue>(
+    LoweringContext&, std::span<const LoweredValue> args, const Params&)>;
+// The primitive expressed with other primitives (JAX's lower_fun): a target without a rule of its
+// own lowers the jaxpr this traces to.
+using CompositeRule = std::function<std::vector<Array>(std::span<const Array> args, const Params&)>;
+
+// How a target lowers a primitive, in order: the target's registered rule; the scalar definition
+// (elementwise primitives: the target's fused-kernel emitter); the composite; a thunk that runs
+// the eager implementation. kNone: the primitive cannot run on that target.
+enum class LoweringSource : uint8_t { kRegistered, kScalarDef, kComposite, kEagerThunk, kNone };
+const char* lowering_source_name(LoweringSource s);
+struct LoweringChoice {
+  LoweringSource source = LoweringSource::kNone;
+  const LoweringRule* rule = nullptr;  // kRegistered only
+};
+
+// ---- Sharding rule (reserved). ----
+// How a primitive's operands and results may be partitioned across devices (for the SPMD
+// partitioner of the many-device issues): from the operands' shardings to the results'. The slot
+// exists so those issues add rules without reopening the struct; no primitive sets it yet.
+class Sharding;
+using ShardingRule = std::function<std::vector<std::shared_ptr<const Sharding>>(
+    std::span<const Aval> in, std::span<const std::shared_ptr<const Sharding>> in_shardings,
+    const Params&)>;
+
 class Primitive {
  public:
   explicit Primitive(std::string name, bool multiple_results = false)
@@ -199,8 +283,17 @@ class Primitive {
   LinearizeRule linearize;
   DceRule dce;
   EffectsRule effects;
-  // Lowering to the compiler's kernel IR arrives with the compiler; an opaque slot now.
-  std::function<void()> lowering;
+  PrimitiveKind kind = PrimitiveKind::kUnset;
+  ScalarDef scalar;
+  CompositeRule composite;
+  ShardingRule sharding;  // reserved (see above)
+
+  // Target name -> rule (register_lowering).
+  std::vector<std::pair<std::string, LoweringRule>> lowerings;
+  // The rule registered for `target`, nullptr when none.
+  const LoweringRule* lowering(std::string_view target) const;
+  // How `target` lowers the primitive (see LoweringSource).
+  LoweringChoice choose_lowering(std::string_view target) const;
 
  private:
   std::string name_;
@@ -216,6 +309,9 @@ void check_signature(const Primitive& p, size_t nargs, const Params& params);
 // rank <= kMaxRank, no negative dimension, no element or byte count overflow), so that a rule
 // that computed a size from huge user params can never hand a wrapped-around shape to a kernel.
 std::vector<Aval> abstract_eval(const Primitive& p, std::span<const Aval> in, const Params& params);
+
+// Registers (or replaces) p's lowering for a target.
+void register_lowering(Primitive& p, std::string target, LoweringRule rule);
 
 // ---- Registry. ----
 // Calls every family's registration function once (idempotent, thread-safe). bind() calls it,

@@ -75,6 +75,10 @@ void bind_math(py::module_& lax) {
   def_fn(lax, "igamma", lax::igamma);
   def_fn(lax, "igammac", lax::igammac);
   def_fn(lax, "igamma_grad_a", lax::igamma_grad_a);
+  def_fn(lax, "random_gamma_grad", lax::random_gamma_grad);
+  def_fn(lax, "bessel_i0e", lax::bessel_i0e);
+  def_fn(lax, "bessel_i1e", lax::bessel_i1e);
+  def_fn(lax, "betainc", lax::betainc);
   def_fn(lax, "bitwise_not", lax::bitwise_not);
   def_fn(lax, "bitwise_and", lax::bitwise_and);
   def_fn(lax, "bitwise_or", lax::bitwise_or);

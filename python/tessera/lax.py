@@ -89,6 +89,8 @@ is_finite, nextafter, rem, square, reciprocal = (
 erf, erfc, erf_inv, lgamma, digamma = _C.erf, _C.erfc, _C.erf_inv, _C.lgamma, _C.digamma
 polygamma, zeta, igamma, igammac, igamma_grad_a = (
     _C.polygamma, _C.zeta, _C.igamma, _C.igammac, _C.igamma_grad_a)
+random_gamma_grad, bessel_i0e, bessel_i1e, betainc = (
+    _C.random_gamma_grad, _C.bessel_i0e, _C.bessel_i1e, _C.betainc)
 bitwise_not, bitwise_and, bitwise_or, bitwise_xor = (
     _C.bitwise_not, _C.bitwise_and, _C.bitwise_or, _C.bitwise_xor)
 shift_left, shift_right_logical, shift_right_arithmetic = (

@@ -46,6 +46,14 @@ Array zeta(const Array& x, const Array& q) { return bind1(prims::zeta, {x, q}); 
 Array igamma(const Array& a, const Array& x) { return bind1(prims::igamma, {a, x}); }
 Array igammac(const Array& a, const Array& x) { return bind1(prims::igammac, {a, x}); }
 Array igamma_grad_a(const Array& a, const Array& x) { return bind1(prims::igamma_grad_a, {a, x}); }
+Array random_gamma_grad(const Array& a, const Array& x) {
+  return bind1(prims::random_gamma_grad, {a, x});
+}
+Array bessel_i0e(const Array& x) { return bind1(prims::bessel_i0e, {x}); }
+Array bessel_i1e(const Array& x) { return bind1(prims::bessel_i1e, {x}); }
+Array betainc(const Array& a, const Array& b, const Array& x) {
+  return bind1(prims::regularized_incomplete_beta, {a, b, x});
+}
 
 Array bitwise_not(const Array& x) { return bind1(prims::not_, {x}); }
 Array bitwise_and(const Array& x, const Array& y) { return bind1(prims::and_, {x, y}); }

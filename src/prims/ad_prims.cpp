@@ -84,10 +84,17 @@ void define_custom_lin() {
 }  // namespace
 
 void register_ad_prims() {
+  stop_gradient.kind = PrimitiveKind::kElementwise;
+  custom_lin.kind = PrimitiveKind::kEffectful;
   stop_gradient.signature = Signature::fixed(1);
   // Residuals then linear inputs, as many as its CustomLinParam says.
   custom_lin.signature = Signature::at_least(0, {{"bwd", ParamKind::kOpaque}});
   define_stop_gradient();
+  // The identity on every value (16-bit floats included, bit for bit).
+  stop_gradient.scalar = {[](scalar::Builder&, std::span<const scalar::Value> in, const Params&) {
+                            return std::vector<scalar::Value>{in[0]};
+                          },
+                          true};
   define_custom_lin();
 }
 

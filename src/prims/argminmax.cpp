@@ -163,6 +163,7 @@ void set_rules(Primitive& prim, const char* name) {
 }  // namespace
 
 void register_argminmax() {
+  for (Primitive* p : {&argmax, &argmin}) p->kind = PrimitiveKind::kReduction;
   for (Primitive* p : {&argmax, &argmin})
     p->signature =
         Signature::fixed(1, {{"axes", ParamKind::kInts}, {"index_dtype", ParamKind::kDType}});

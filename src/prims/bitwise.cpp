@@ -411,9 +411,95 @@ batching::BatchOut bitcast_batch(std::span<const Array> args, std::span<const in
   return {{bind1(bitcast_convert_type, {x}, params)}, {d}};
 }
 
+// ---- Scalar definitions (scalar_ir.h). The bit ops are one op each; bitcast_convert_type and
+// reduce_precision work on the storage bits, so they see 16-bit floats as they are.
+
+namespace sd = elementwise::sdef;
+
+// A bitcast between types of one width (a width-changing bitcast moves bytes between elements:
+// it is not elementwise and has no scalar definition).
+sd::Values bitcast_def(sd::Builder& b, std::span<const sd::Value> in, const Params& params) {
+  const DType to = params.get_dtype("new_dtype");
+  if (itemsize(to) != itemsize(in[0].type)) {
+    throw_internal(kLayer, "bitcast_convert_type between widths has no scalar definition");
+  }
+  return {b.bitcast(in[0], to)};
+}
+
+DType bits_type(DType t) {
+  switch (itemsize(t)) {
+    case 2:
+      return DType::kUInt16;
+    case 4:
+      return DType::kUInt32;
+    default:
+      return DType::kUInt64;
+  }
+}
+
+// XLA's ReducePrecision on the bits, in the order of ReducePrecisionK.
+sd::Values reduce_precision_def(sd::Builder& b, std::span<const sd::Value> in,
+                                const Params& params) {
+  const sd::Value x = in[0];
+  const int64_t e = params.get_int("exponent_bits"), m = params.get_int("mantissa_bits");
+  const FInfo fi = finfo(x.type);
+  const int src_e = fi.nexp, src_m = fi.nmant;
+  const DType u = bits_type(x.type);
+  const int n = static_cast<int>(itemsize(x.type) * 8);
+  auto k = [&](uint64_t v) { return b.constant_bits(v, u); };
+  auto mask = [](int bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; };
+  const uint64_t width = mask(n);
+  const uint64_t sign_mask = uint64_t{1} << (n - 1);
+  const uint64_t exp_mask = (mask(src_e) << src_m) & width;
+  const uint64_t abs_mask = ~sign_mask & width;
+  const sd::Value v = b.bitcast(x, u);
+  sd::Value r = v;
+  if (m < src_m) {
+    const int drop = src_m - static_cast<int>(m);
+    const uint64_t last_bit = uint64_t{1} << drop;
+    const uint64_t base_bias = (last_bit >> 1) - 1;
+    const uint64_t keep_mask = ~(last_bit - 1) & width;
+    const sd::Value bit = b.bit_and(b.binary(scalar::Op::kShrLogical, r, k(drop)), k(1));
+    r = b.bit_and(b.add(r, b.add(bit, k(base_bias))), k(keep_mask));
+  }
+  if (e < src_e) {
+    const uint64_t bias = mask(src_e - 1);
+    const uint64_t reduced_bias = mask(static_cast<int>(e) - 1);
+    const sd::Value field = b.bit_and(r, k(exp_mask));
+    const sd::Value signed_zero = b.bit_and(r, k(sign_mask));
+    const sd::Value over = b.gt(field, k(((bias + reduced_bias) << src_m) & width));
+    const sd::Value under = b.le(field, k(((bias - reduced_bias) << src_m) & width));
+    r = b.select(over, b.bit_or(signed_zero, k(exp_mask)), r);
+    r = b.select(under, signed_zero, r);
+  }
+  const sd::Value nan = b.gt(b.bit_and(v, k(abs_mask)), k(exp_mask));
+  r = b.select(nan, m > 0 ? v : k(exp_mask), r);
+  return {b.bitcast(r, x.type)};
+}
+
+void set_scalar_defs() {
+  using scalar::Op;
+  not_.scalar = sd::op(Op::kNot);
+  and_.scalar = sd::op(Op::kAnd);
+  or_.scalar = sd::op(Op::kOr);
+  xor_.scalar = sd::op(Op::kXor);
+  shift_left.scalar = sd::op(Op::kShl);
+  shift_right_logical.scalar = sd::op(Op::kShrLogical);
+  shift_right_arithmetic.scalar = sd::op(Op::kShrArith);
+  population_count.scalar = sd::op(Op::kPopcnt);
+  clz.scalar = sd::op(Op::kClz);
+  bitcast_convert_type.scalar = {bitcast_def, true};
+  reduce_precision.scalar = {reduce_precision_def, true};
+}
+
 }  // namespace
 
 void register_bitwise() {
+  for (Primitive* p :
+       {&not_, &and_, &or_, &xor_, &shift_left, &shift_right_logical, &shift_right_arithmetic,
+        &population_count, &clz, &bitcast_convert_type, &reduce_precision})
+    p->kind = PrimitiveKind::kElementwise;
+  set_scalar_defs();
   for (Primitive* p : {&not_, &population_count, &clz}) p->signature = Signature::fixed(1);
   for (Primitive* p :
        {&and_, &or_, &xor_, &shift_left, &shift_right_logical, &shift_right_arithmetic})

@@ -332,6 +332,8 @@ Params io_callback_params(HostFun fn, std::string name, std::vector<Aval> result
 }
 
 void register_callbacks() {
+  for (Primitive* p : {&debug_callback_p, &pure_callback_p, &io_callback_p})
+    p->kind = PrimitiveKind::kEffectful;
   // Any number of operands passed to the host function; sharding is carried for printing only.
   debug_callback_p.signature =
       Signature::at_least(0, {{"callback", ParamKind::kOpaque}, {"effect", ParamKind::kString}});

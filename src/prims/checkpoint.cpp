@@ -133,6 +133,8 @@ Params checkpoint_params(JaxprPtr jaxpr, bool differentiated, CheckpointPolicy p
 }
 
 void register_checkpoint() {
+  remat_p.kind = PrimitiveKind::kControlFlow;
+  name_p.kind = PrimitiveKind::kEffectful;
   remat_p.signature = Signature::at_least(0, {{"jaxpr", ParamKind::kJaxpr},
                                               {"differentiated", ParamKind::kBool},
                                               {"policy", ParamKind::kOpaque},

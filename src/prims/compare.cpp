@@ -75,9 +75,25 @@ void define(Primitive& p) {
   register_primitive(p);
 }
 
+// ---- Scalar definitions (scalar_ir.h): one comparison each (16-bit floats compare as float32,
+// which is exact).
+
+void set_scalar_defs() {
+  using elementwise::sdef::op;
+  using scalar::Op;
+  eq.scalar = op(Op::kEq);
+  ne.scalar = op(Op::kNe);
+  lt.scalar = op(Op::kLt);
+  le.scalar = op(Op::kLe);
+  gt.scalar = op(Op::kGt);
+  ge.scalar = op(Op::kGe);
+}
+
 }  // namespace
 
 void register_compare() {
+  for (Primitive* p : {&eq, &ne, &lt, &le, &gt, &ge}) p->kind = PrimitiveKind::kElementwise;
+  set_scalar_defs();
   for (Primitive* p : {&eq, &ne, &lt, &le, &gt, &ge}) p->signature = Signature::fixed(2);
   define<EqOp>(eq);
   define<NeOp>(ne);

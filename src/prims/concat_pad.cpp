@@ -309,6 +309,7 @@ BatchOut pad_batch(std::span<const Array> args, std::span<const int64_t> bdims, 
 }  // namespace
 
 void register_concat_pad() {
+  for (Primitive* p : {&concatenate, &pad}) p->kind = PrimitiveKind::kIndexMap;
   // The rule reports a call without operands in its own words.
   concatenate.signature = Signature::at_least(0, {{"dimension", ParamKind::kInt}});
   pad.signature =

@@ -454,6 +454,7 @@ std::pair<std::vector<bool>, std::optional<JaxprEqn>> cond_dce(
 }  // namespace
 
 void register_cond() {
+  cond.kind = PrimitiveKind::kControlFlow;
   // The branch index, then the branches' operands.
   cond.signature = Signature::at_least(1, {{"branches", ParamKind::kJaxprList}});
   Primitive& p = cond;

@@ -289,6 +289,13 @@ void set_rules(Primitive& prim, const char* name) {
   } else {
     prim.jvp = scan_jvp(prim, K);
   }
+  // JAX's lowering off TPU: the associative scan of the combining function (lower_fun).
+  prim.composite = [](std::span<const Array> a, const Params& p) {
+    flat::Fun fn = [](std::span<const Array> ab) {
+      return std::vector<Array>{combine_of(K, ab[0], ab[1])};
+    };
+    return lax::associative_scan(fn, {a[0]}, p.get_bool("reverse"), p.get_int("axis"));
+  };
   prim.batch = [pp](std::span<const Array> args, std::span<const int64_t> dims,
                     const Params& p) -> batching::BatchOut {
     const int64_t b = dims[0], axis = p.get_int("axis");
@@ -300,6 +307,8 @@ void set_rules(Primitive& prim, const char* name) {
 }  // namespace
 
 void register_cumulative() {
+  for (Primitive* p : {&cumsum, &cumprod, &cummax, &cummin, &cumlogsumexp})
+    p->kind = PrimitiveKind::kReduction;
   for (Primitive* p : {&cumsum, &cumprod, &cummax, &cummin, &cumlogsumexp})
     p->signature = Signature::fixed(1, {{"axis", ParamKind::kInt}, {"reverse", ParamKind::kBool}});
   set_rules<Kind::kSum>(cumsum, "cumsum");

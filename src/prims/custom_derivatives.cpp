@@ -419,6 +419,7 @@ std::pair<std::shared_ptr<const Jaxpr>, std::vector<Array>> hoist_consts(const C
 }
 
 void register_custom_derivatives() {
+  for (Primitive* p : {&custom_jvp_call, &custom_vjp_call}) p->kind = PrimitiveKind::kControlFlow;
   // Operands: num_consts constants then the call's arguments (the call jaxpr's invars).
   custom_jvp_call.signature = Signature::at_least(0, {{"call_jaxpr", ParamKind::kJaxpr},
                                                       {"jvp", ParamKind::kOpaque},

@@ -662,6 +662,7 @@ batching::BatchOut dot_general_batch(std::span<const Array> args, std::span<cons
 }  // namespace
 
 void register_dot_general() {
+  dot_general.kind = PrimitiveKind::kContraction;
   // preferred_element_type is absent or None for the operands' dtype.
   dot_general.signature =
       Signature::fixed(2, {{"lhs_contracting_dimensions", ParamKind::kInts},

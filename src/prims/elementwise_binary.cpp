@@ -246,9 +246,26 @@ std::vector<Array> div_transpose(std::span<const Array> ct, std::span<const Arra
   return {ad::unbroadcast(lax::div(ct[0], args[1]), avals[0]), Array()};
 }
 
+// ---- Scalar definitions (scalar_ir.h): one op each.
+
+void set_scalar_defs() {
+  using elementwise::sdef::op;
+  using scalar::Op;
+  add.scalar = op(Op::kAdd);
+  sub.scalar = op(Op::kSub);
+  mul.scalar = op(Op::kMul);
+  div.scalar = op(Op::kDiv);
+  max.scalar = op(Op::kMax);
+  min.scalar = op(Op::kMin);
+  pow.scalar = op(Op::kPow);
+}
+
 }  // namespace
 
 void register_elementwise_binary() {
+  for (Primitive* p : {&add, &sub, &mul, &div, &max, &min, &pow})
+    p->kind = PrimitiveKind::kElementwise;
+  set_scalar_defs();
   // Signatures: two operands, no params (the check runs in bind before any rule).
   for (Primitive* p : {&add, &sub, &mul, &div, &max, &min, &pow})
     p->signature = Signature::fixed(2);

@@ -314,9 +314,169 @@ void set_jvp_rules() {
   });
 }
 
+// ---- Scalar definitions (scalar_ir.h). The expansions are XLA-style formulas in the operand's
+// type (not the eager kernels' float64 detours), so they carry their own few-ulp error; the
+// reference-evaluator test states each bound.
+
+namespace sd = elementwise::sdef;
+using sd::Builder;
+using sd::Value;
+using sd::Values;
+
+// -1, 0 or 1; a float keeps the sign of a zero and NaN stays NaN.
+Values sign_def(Builder& b, std::span<const Value> in, const Params&) {
+  const Value x = in[0];
+  if (is_floating(x.type)) {
+    const Value keep = b.bit_or(b.is_nan(x), b.eq(x, b.like(0.0, x)));
+    return {b.select(keep, x, b.binary(scalar::Op::kCopySign, b.like(1.0, x), x))};
+  }
+  const Value zero = b.like(0.0, x);
+  const Value pos = b.convert(b.gt(x, zero), x.type);
+  if (is_unsigned_integer(x.type)) return {pos};
+  return {b.sub(pos, b.convert(b.lt(x, zero), x.type))};
+}
+
+Values round_def(Builder& b, std::span<const Value> in, const Params& params) {
+  const bool even = params.get_int("rounding_method") == 1;
+  return {b.unary(even ? scalar::Op::kRoundEven : scalar::Op::kRoundAway, in[0])};
+}
+
+// (1 - x)(1 + x): 1 - x^2 without the cancellation near |x| = 1.
+Value one_minus_sq(Builder& b, Value x) {
+  const Value one = b.like(1.0, x);
+  return b.mul(b.sub(one, x), b.add(one, x));
+}
+
+// asin x = 2 atan2(x, 1 + sqrt(1 - x^2)).
+Values asin_def(Builder& b, std::span<const Value> in, const Params&) {
+  const Value x = in[0];
+  const Value d = b.add(b.like(1.0, x), b.sqrt(one_minus_sq(b, x)));
+  return {b.mul(b.like(2.0, x), b.binary(scalar::Op::kAtan2, x, d))};
+}
+
+// acos x = 2 atan2(sqrt(1 - x^2), 1 + x), pi at x == -1.
+Values acos_def(Builder& b, std::span<const Value> in, const Params&) {
+  const Value x = in[0];
+  const Value r = b.mul(b.like(2.0, x), b.binary(scalar::Op::kAtan2, b.sqrt(one_minus_sq(b, x)),
+                                                 b.add(b.like(1.0, x), x)));
+  return {b.select(b.eq(x, b.like(-1.0, x)), b.like(3.14159265358979323846, x), r)};
+}
+
+Values atan_def(Builder& b, std::span<const Value> in, const Params&) {
+  return {b.binary(scalar::Op::kAtan2, in[0], b.like(1.0, in[0]))};
+}
+
+// Where exp(|x|) overflows but the result does not: exp(|x| / 2)^2 / 2.
+Value big_half_exp(Builder& b, Value ax) {
+  const Value h = b.exp(b.mul(ax, b.like(0.5, ax)));
+  return b.mul(b.mul(h, b.like(0.5, ax)), h);
+}
+double exp_overflow_threshold(DType t) { return t == DType::kFloat32 ? 88.0 : 709.0; }
+
+// sinh: |x| < 1: s = expm1(|x|), (s + s / (s + 1)) / 2 (no cancellation); otherwise
+// (e - 1/e) / 2 with e = exp(|x|); the sign restored last.
+Values sinh_def(Builder& b, std::span<const Value> in, const Params&) {
+  const Value x = in[0];
+  const Value ax = b.abs(x);
+  const Value half = b.like(0.5, x), one = b.like(1.0, x);
+  const Value s = b.expm1(ax);
+  const Value small = b.mul(half, b.add(s, b.div(s, b.add(s, one))));
+  const Value e = b.exp(ax);
+  const Value mid = b.sub(b.mul(half, e), b.div(half, e));
+  const Value big = big_half_exp(b, ax);
+  const Value r = b.select(b.lt(ax, one), small,
+                           b.select(b.lt(ax, b.like(exp_overflow_threshold(x.type), x)), mid, big));
+  return {b.binary(scalar::Op::kCopySign, r, x)};
+}
+
+// cosh = (e + 1/e) / 2 with e = exp(|x|).
+Values cosh_def(Builder& b, std::span<const Value> in, const Params&) {
+  const Value x = in[0];
+  const Value ax = b.abs(x);
+  const Value half = b.like(0.5, x);
+  const Value e = b.exp(ax);
+  const Value mid = b.add(b.mul(half, e), b.div(half, e));
+  return {b.select(b.lt(ax, b.like(exp_overflow_threshold(x.type), x)), mid, big_half_exp(b, ax))};
+}
+
+double big_threshold(DType t) { return t == DType::kFloat32 ? 0x1p28 : 0x1p52; }
+
+// asinh |x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), log(|x|) + log 2 where x^2 would lose
+// the 1 (or overflow); the sign restored last.
+Values asinh_def(Builder& b, std::span<const Value> in, const Params&) {
+  const Value x = in[0];
+  const Value ax = b.abs(x);
+  const Value one = b.like(1.0, x);
+  const Value x2 = b.mul(ax, ax);
+  const Value small = b.log1p(b.add(ax, b.div(x2, b.add(one, b.sqrt(b.add(one, x2))))));
+  const Value big = b.add(b.log(ax), b.like(0.693147180559945309417, x));
+  const Value r = b.select(b.gt(ax, b.like(big_threshold(x.type), x)), big, small);
+  return {b.binary(scalar::Op::kCopySign, r, x)};
+}
+
+// acosh x = log1p(t + sqrt(t (x + 1))) with t = x - 1, log(x) + log 2 for large x; NaN below 1.
+Values acosh_def(Builder& b, std::span<const Value> in, const Params&) {
+  const Value x = in[0];
+  const Value one = b.like(1.0, x);
+  const Value t = b.sub(x, one);
+  const Value small = b.log1p(b.add(t, b.sqrt(b.mul(t, b.add(x, one)))));
+  const Value big = b.add(b.log(x), b.like(0.693147180559945309417, x));
+  const Value r = b.select(b.gt(x, b.like(big_threshold(x.type), x)), big, small);
+  return {b.select(b.lt(x, one), b.like(NAN, x), r)};
+}
+
+// atanh |x| = log1p(2|x| / (1 - |x|)) / 2 with the sign restored (the argument of log1p stays
+// >= 0, away from its pole at -1); NaN outside [-1, 1], +-inf at +-1.
+Values atanh_def(Builder& b, std::span<const Value> in, const Params&) {
+  const Value x = in[0];
+  const Value one = b.like(1.0, x);
+  const Value ax = b.abs(x);
+  const Value q = b.div(b.add(ax, ax), b.sub(one, ax));
+  const Value r = b.binary(scalar::Op::kCopySign, b.mul(b.like(0.5, x), b.log1p(q)), x);
+  return {b.select(b.gt(ax, one), b.like(NAN, x), r)};
+}
+
+Values is_finite_def(Builder& b, std::span<const Value> in, const Params&) {
+  return {b.lt(b.abs(in[0]), b.like(INFINITY, in[0]))};
+}
+
+Values square_def(Builder& b, std::span<const Value> in, const Params&) {
+  return {b.mul(in[0], in[0])};
+}
+
+void set_scalar_defs() {
+  using scalar::Op;
+  abs.scalar = sd::op(Op::kAbs);
+  floor.scalar = sd::op(Op::kFloor);
+  ceil.scalar = sd::op(Op::kCeil);
+  exp2.scalar = sd::op(Op::kExp2);
+  expm1.scalar = sd::op(Op::kExpm1);
+  log1p.scalar = sd::op(Op::kLog1p);
+  rsqrt.scalar = sd::op(Op::kRsqrt);
+  cbrt.scalar = sd::op(Op::kCbrt);
+  tan.scalar = sd::op(Op::kTan);
+  sign.scalar.rule = sign_def;
+  round.scalar.rule = round_def;
+  asin.scalar.rule = asin_def;
+  acos.scalar.rule = acos_def;
+  atan.scalar.rule = atan_def;
+  sinh.scalar.rule = sinh_def;
+  cosh.scalar.rule = cosh_def;
+  asinh.scalar.rule = asinh_def;
+  acosh.scalar.rule = acosh_def;
+  atanh.scalar.rule = atanh_def;
+  is_finite.scalar.rule = is_finite_def;
+  square.scalar.rule = square_def;
+}
+
 }  // namespace
 
 void register_elementwise_math() {
+  for (Primitive* p :
+       {&abs,  &sign, &floor, &ceil, &round, &exp2,  &expm1, &log1p, &rsqrt,     &cbrt,  &tan,
+        &asin, &acos, &atan,  &sinh, &cosh,  &asinh, &acosh, &atanh, &is_finite, &square})
+    p->kind = PrimitiveKind::kElementwise;
+  set_scalar_defs();
   for (Primitive* p :
        {&abs,  &sign, &floor, &ceil, &exp2, &expm1, &log1p, &rsqrt, &cbrt,      &tan,
         &asin, &acos, &atan,  &sinh, &cosh, &asinh, &acosh, &atanh, &is_finite, &square})

@@ -261,9 +261,50 @@ batching::BatchOut clamp_batch(std::span<const Array> args, std::span<const int6
   return {tessera::bind(clamp, a, params), {d}};
 }
 
+// ---- Scalar definitions (scalar_ir.h).
+
+// clamp(lo, x, hi) = min(max(x, lo), hi), NaN-propagating.
+elementwise::sdef::Values clamp_def(scalar::Builder& b, std::span<const scalar::Value> in,
+                                    const Params&) {
+  return {b.min(b.max(in[1], in[0]), in[2])};
+}
+
+// nextafter in the operand's own format: the op for float32/float64; 16-bit floats step their
+// own bits (the kernel's nextafter_run): toward y by one ulp, the smallest subnormal from zero,
+// y when equal, NaN when either is NaN.
+elementwise::sdef::Values nextafter_def(scalar::Builder& b, std::span<const scalar::Value> in,
+                                        const Params&) {
+  const scalar::Value x = in[0], y = in[1];
+  if (x.type == DType::kFloat32 || x.type == DType::kFloat64) {
+    return {b.binary(scalar::Op::kNextAfter, x, y)};
+  }
+  const scalar::Value xf = b.convert(x, DType::kFloat32), yf = b.convert(y, DType::kFloat32);
+  const scalar::Value zero = b.like(0.0, xf);
+  const scalar::Value u = b.bitcast(x, DType::kUInt16);
+  auto k = [&](uint64_t v) { return b.constant_bits(v, DType::kUInt16); };
+  const scalar::Value away = b.eq(b.lt(xf, yf), b.gt(xf, zero));  // |x| grows
+  const scalar::Value stepped = b.select(away, b.add(u, k(1)), b.sub(u, k(1)));
+  const scalar::Value from_zero = b.select(b.gt(yf, zero), k(0x0001), k(0x8001));
+  scalar::Value r = b.select(b.eq(xf, zero), from_zero, stepped);
+  r = b.bitcast(r, x.type);
+  r = b.select(b.eq(xf, yf), y, r);
+  return {b.select(b.is_nan(xf), x, b.select(b.is_nan(yf), y, r))};
+}
+
+void set_scalar_defs() {
+  using elementwise::sdef::op;
+  using scalar::Op;
+  atan2.scalar = op(Op::kAtan2);
+  nextafter.scalar = {nextafter_def, true};
+  rem.scalar = op(Op::kRem);
+  clamp.scalar.rule = clamp_def;
+}
+
 }  // namespace
 
 void register_elementwise_math_binary() {
+  for (Primitive* p : {&atan2, &nextafter, &rem, &clamp}) p->kind = PrimitiveKind::kElementwise;
+  set_scalar_defs();
   for (Primitive* p : {&atan2, &rem, &nextafter}) p->signature = Signature::fixed(2);
   clamp.signature = Signature::fixed(3);  // min, x, max
   using elementwise::define_binary;

@@ -222,9 +222,50 @@ void set_ad_rules() {
   integer_pow.jvp = integer_pow_jvp;
 }
 
+// ---- Scalar definitions (scalar_ir.h).
+
+namespace sd = elementwise::sdef;
+
+// 1 / (1 + exp(-x)) as the float64 kernel writes it: t = exp(-|x|), (x >= 0 ? 1 : t) / (1 + t).
+sd::Values logistic_def(sd::Builder& b, std::span<const sd::Value> in, const Params&) {
+  const sd::Value x = in[0];
+  const sd::Value one = b.like(1.0, x);
+  const sd::Value t = b.exp(b.neg(b.abs(x)));
+  return {b.div(b.select(b.ge(x, b.like(0.0, x)), one, t), b.add(one, t))};
+}
+
+// x^y by repeated squaring in the kernel's order; 1 / x^|y| for negative y (floats).
+sd::Values integer_pow_def(sd::Builder& b, std::span<const sd::Value> in, const Params& params) {
+  const int64_t y = params.get_int("y");
+  sd::Value acc = b.like(1.0, in[0]);
+  sd::Value base = in[0];
+  for (uint64_t e = y < 0 ? 0 - static_cast<uint64_t>(y) : static_cast<uint64_t>(y); e != 0;) {
+    if (e & 1) acc = b.mul(acc, base);
+    e >>= 1;
+    if (e) base = b.mul(base, base);
+  }
+  if (y < 0 && is_floating(acc.type)) acc = b.div(b.like(1.0, acc), acc);
+  return {acc};
+}
+
+void set_scalar_defs() {
+  using scalar::Op;
+  neg.scalar = sd::op(Op::kNeg);
+  exp.scalar = sd::op(Op::kExp);
+  log.scalar = sd::op(Op::kLog);
+  sin.scalar = sd::op(Op::kSin);
+  cos.scalar = sd::op(Op::kCos);
+  tanh.scalar = sd::op(Op::kTanh);
+  sqrt.scalar = sd::op(Op::kSqrt);
+  logistic.scalar.rule = logistic_def;
+  integer_pow.scalar.rule = integer_pow_def;
+}
+
 }  // namespace
 
 void register_elementwise_unary() {
+  for (Primitive* p : {&neg, &exp, &log, &sin, &cos, &tanh, &logistic, &sqrt, &integer_pow})
+    p->kind = PrimitiveKind::kElementwise;
   for (Primitive* p : {&neg, &exp, &log, &sin, &cos, &tanh, &logistic, &sqrt})
     p->signature = Signature::fixed(1);
   integer_pow.signature = Signature::fixed(1, {{"y", ParamKind::kInt}});
@@ -238,6 +279,7 @@ void register_elementwise_unary() {
   define<SqrtK>(sqrt, Accept::kFloating);
   define_integer_pow();
   set_ad_rules();
+  set_scalar_defs();
   // Batching: elementwise, so the batch axis passes through where it is.
   for (Primitive* p : {&neg, &exp, &log, &sin, &cos, &tanh, &logistic, &sqrt, &integer_pow})
     p->batch = batching::vectorized_rule(*p);

@@ -56,4 +56,31 @@ void rejected_dtype(const char* layer, const char* op, DType d) {
                             std::string(dtype_name(d)) + " that abstract_eval rejects");
 }
 
+namespace sdef {
+
+ScalarDef op(Op o) {
+  ScalarDef d;
+  d.rule = [o](Builder& b, std::span<const Value> in, const Params&) -> Values {
+    if (o >= Op::kEq && o <= Op::kGe) return {b.compare(o, in[0], in[1])};
+    return {b.op(o, in, in[0].type)};
+  };
+  return d;
+}
+
+Value via_f64(Builder& b, Fn f, std::span<const Value> in) {
+  Values args;
+  for (const Value& v : in) args.push_back(b.convert(v, DType::kFloat64));
+  return b.convert(b.call(f, args), in[0].type);
+}
+
+ScalarDef extern_f64(Fn f) {
+  ScalarDef d;
+  d.rule = [f](Builder& b, std::span<const Value> in, const Params&) -> Values {
+    return {via_f64(b, f, in)};
+  };
+  return d;
+}
+
+}  // namespace sdef
+
 }  // namespace tessera::prims::elementwise

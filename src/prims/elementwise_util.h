@@ -216,6 +216,22 @@ JvpRule unary_jvp(const Primitive& prim, D d) {
   };
 }
 
+// ---------------------------------------------------------------- scalar definitions
+
+namespace sdef {
+using scalar::Builder;
+using scalar::Fn;
+using scalar::Op;
+using scalar::Value;
+using Values = std::vector<Value>;
+// The definition "op applied to the operands" (neg, exp, add, the comparisons, ...).
+ScalarDef op(Op o);
+// The float64 library function f of the operands, rounded back to the first operand's type
+// (the eager kernels: computed in double, rounded once).
+ScalarDef extern_f64(Fn f);
+Value via_f64(Builder& b, Fn f, std::span<const Value> in);
+}  // namespace sdef
+
 // A rank-0 constant v of like's dtype.
 inline Array c(double v, const Array& like) { return ad::scalar_const(v, like.dtype()); }
 

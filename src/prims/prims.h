@@ -29,10 +29,11 @@ extern Primitive dot_general;
 // atan2 nextafter rem; clamp(min, x, max).
 extern Primitive abs, sign, floor, ceil, round, exp2, expm1, log1p, rsqrt, cbrt, tan, asin, acos,
     atan, sinh, cosh, asinh, acosh, atanh, is_finite, square, atan2, nextafter, rem, clamp;
-// special.cpp: erf erfc erf_inv lgamma digamma (unary); polygamma(m, x) zeta(x, q) igamma(a, x)
-// igammac igamma_grad_a (binary).
+// special.cpp: erf erfc erf_inv lgamma digamma bessel_i0e bessel_i1e (unary); polygamma(m, x)
+// zeta(x, q) igamma(a, x) igammac igamma_grad_a random_gamma_grad(a, x) (binary);
+// regularized_incomplete_beta(a, b, x).
 extern Primitive erf, erfc, erf_inv, lgamma, digamma, polygamma, zeta, igamma, igammac,
-    igamma_grad_a;
+    igamma_grad_a, bessel_i0e, bessel_i1e, random_gamma_grad, regularized_incomplete_beta;
 // bitwise.cpp: not and or xor shift_left shift_right_logical shift_right_arithmetic
 // population_count clz; bitcast_convert_type {new_dtype}; reduce_precision {exponent_bits,
 // mantissa_bits}.

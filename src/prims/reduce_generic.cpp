@@ -236,6 +236,7 @@ batching::BatchOut reduce_batch(std::span<const Array> args, std::span<const int
 }  // namespace
 
 void register_reduce_generic() {
+  reduce.kind = PrimitiveKind::kReduction;
   // n operands then n init values; the abstract-eval rule checks that the count is even.
   reduce.signature = Signature::at_least(
       2, {{"computation", ParamKind::kJaxpr}, {"dimensions", ParamKind::kInts}});

@@ -686,6 +686,9 @@ void set_rules(Primitive& prim, Accepts acc) {
 }  // namespace
 
 void register_reductions() {
+  for (Primitive* p :
+       {&reduce_sum, &reduce_max, &reduce_prod, &reduce_min, &reduce_and, &reduce_or, &reduce_xor})
+    p->kind = PrimitiveKind::kReduction;
   for (Primitive* prim :
        {&reduce_sum, &reduce_max, &reduce_prod, &reduce_min, &reduce_and, &reduce_or, &reduce_xor})
     prim->signature = Signature::fixed(1, {{"axes", ParamKind::kInts}});

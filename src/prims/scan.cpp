@@ -224,6 +224,7 @@ std::pair<std::vector<bool>, std::optional<JaxprEqn>> scan_dce(
 }  // namespace
 
 void register_scan() {
+  scan.kind = PrimitiveKind::kControlFlow;
   // Operands: consts, carries, xs, as the body's invars (scan_abstract_eval checks them).
   scan.signature = Signature::at_least(0, {{"jaxpr", ParamKind::kJaxpr},
                                            {"length", ParamKind::kInt},

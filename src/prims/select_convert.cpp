@@ -335,9 +335,41 @@ batching::BatchOut select_n_batch(std::span<const Array> args, std::span<const i
   return {tessera::bind(select_n, out, params), {d}};
 }
 
+// ---- Scalar definitions (scalar_ir.h).
+
+namespace sd {
+using scalar::Builder;
+using scalar::Value;
+using Values = std::vector<Value>;
+}  // namespace sd
+
+// cases[which], `which` clamped into [0, ncases) as the kernel does: a chain of selects.
+sd::Values select_n_def(sd::Builder& b, std::span<const sd::Value> in, const Params&) {
+  const sd::Value which = in[0];
+  const std::span<const sd::Value> cases = in.subspan(1);
+  if (cases.size() == 1) return {cases[0]};
+  if (which.type == DType::kBool) return {b.select(which, cases[1], cases[0])};
+  sd::Value r = cases.back();
+  for (size_t k = cases.size() - 1; k-- > 0;) {
+    r = b.select(b.le(which, b.constant(static_cast<double>(k), which.type)), cases[k], r);
+  }
+  return {r};
+}
+
+sd::Values convert_def(sd::Builder& b, std::span<const sd::Value> in, const Params& params) {
+  return {b.convert(in[0], params.get_dtype("new_dtype"))};
+}
+
+void set_scalar_defs() {
+  select_n.scalar.rule = select_n_def;
+  convert_element_type.scalar = {convert_def, true};
+}
+
 }  // namespace
 
 void register_select_convert() {
+  for (Primitive* p : {&select_n, &convert_element_type}) p->kind = PrimitiveKind::kElementwise;
+  set_scalar_defs();
   // which and the cases: the rule reports a call without a case in its own words.
   select_n.signature = Signature::at_least(1);
   convert_element_type.signature =

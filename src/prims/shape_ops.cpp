@@ -675,6 +675,8 @@ BatchOut transpose_batch(std::span<const Array> args, std::span<const int64_t> d
 }  // namespace
 
 void register_shape_ops() {
+  for (Primitive* p : {&broadcast_in_dim, &reshape, &transpose, &iota})
+    p->kind = PrimitiveKind::kIndexMap;
   broadcast_in_dim.signature = Signature::fixed(
       1, {{"shape", ParamKind::kInts}, {"broadcast_dimensions", ParamKind::kInts}});
   reshape.signature = Signature::fixed(1, {{"new_sizes", ParamKind::kInts}});

@@ -536,6 +536,8 @@ BatchOut dynamic_update_slice_batch(std::span<const Array> args, std::span<const
 }  // namespace
 
 void register_slicing() {
+  for (Primitive* p : {&slice, &dynamic_slice, &dynamic_update_slice})
+    p->kind = PrimitiveKind::kIndexMap;
   // strides is () for unit strides. dynamic_slice takes one start index per operand dimension
   // and dynamic_update_slice two operands before them: the abstract-eval rules check the count.
   slice.signature = Signature::fixed(1, {{"start_indices", ParamKind::kInts},

@@ -415,4 +415,104 @@ inline double igamma_grad_a(double a, double x) {
   return igamma_series_grad_a(a, x);
 }
 
+// ---------------------------------------------------------------- exponentially scaled Bessel
+
+// exp(-|x|) I_nu(|x|) for nu = 0 or 1. Up to |x| = 30 the power series
+// I_nu(x) = (x/2)^nu sum_k (x^2/4)^k / (k! (k+nu)!), whose terms are all positive (no
+// cancellation: a few ulps), times exp(-|x|); beyond, the large-argument asymptotic series
+// e^x / sqrt(2 pi x) sum_k c_k / x^k with c_k = c_(k-1) (-(4 nu^2 - (2k-1)^2)) / (8k), summed
+// while its terms decrease (at x >= 30 they reach 1e-17 long before they turn).
+inline double bessel_ie(int nu, double x) {
+  const double ax = std::fabs(x);
+  if (std::isnan(x)) return x;
+  if (ax == kInf) return nu == 0 ? 0.0 : std::copysign(0.0, x);
+  double r;
+  if (ax <= 30.0) {
+    const double q = 0.25 * ax * ax;
+    double term = nu == 0 ? 1.0 : 0.5 * ax;
+    double sum = term;
+    for (int k = 1; k < 500; ++k) {
+      term *= q / (static_cast<double>(k) * static_cast<double>(k + nu));
+      sum += term;
+      if (term <= sum * 1e-17) break;
+    }
+    r = sum * std::exp(-ax);
+  } else {
+    const double mu = 4.0 * nu * nu;
+    double term = 1.0, sum = 1.0;
+    for (int k = 1; k < 60; ++k) {
+      const double odd = 2.0 * k - 1.0;
+      const double next = term * (-(mu - odd * odd)) / (8.0 * k * ax);
+      if (std::fabs(next) >= std::fabs(term)) break;
+      term = next;
+      sum += term;
+      if (std::fabs(term) <= std::fabs(sum) * 1e-17) break;
+    }
+    r = sum / std::sqrt(2.0 * kPi * ax);
+  }
+  return nu == 0 ? r : std::copysign(r, x);
+}
+inline double bessel_i0e(double x) { return bessel_ie(0, x); }
+// Odd: i1e(-x) = -i1e(x), i1e(+-0) = +-0.
+inline double bessel_i1e(double x) { return bessel_ie(1, x); }
+
+// ---------------------------------------------------------------- incomplete beta
+
+// log B(a, b) = lgamma(a) + lgamma(b) - lgamma(a + b).
+inline double log_beta(double a, double b) {
+  return log_gamma(a) + log_gamma(b) - log_gamma(a + b);
+}
+
+// The continued fraction of I_x(a, b) = prefix / (1 + d1 / (1 + d2 / (1 + ...))), with
+// d_(2m+1) = -(a+m)(a+b+m) x / ((a+2m)(a+2m+1)), d_(2m) = m(b-m) x / ((a+2m-1)(a+2m)), evaluated
+// forward by the modified Lentz method; it converges fast for x < (a+1)/(a+b+2).
+inline double betainc_cf(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  double f = 1.0, c = 1.0, d = 0.0;
+  for (int j = 1; j <= 2 * kMaxIter; ++j) {
+    const int m = j / 2;
+    const double dm = static_cast<double>(m);
+    const double coef = (j % 2 == 1)
+                            ? -(a + dm) * (a + b + dm) * x / ((a + 2 * dm) * (a + 2 * dm + 1))
+                            : dm * (b - dm) * x / ((a + 2 * dm - 1) * (a + 2 * dm));
+    d = 1.0 + coef * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1.0 + coef / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1.0 / d;
+    const double delta = c * d;
+    f *= delta;
+    if (std::fabs(delta - 1.0) < 1e-16) break;
+  }
+  return 1.0 / f;
+}
+
+// The regularized incomplete beta I_x(a, b). XLA's domain: NaN for a <= 0, b <= 0, x outside
+// [0, 1] or a NaN operand; 0 at x == 0 and 1 at x == 1. The fraction is used on the side where
+// it converges (the symmetry I_x(a, b) = 1 - I_(1-x)(b, a) otherwise); the prefix
+// x^a (1-x)^b / (a B(a, b)) is taken through logarithms.
+inline double betainc(double a, double b, double x) {
+  if (std::isnan(a) || std::isnan(b) || std::isnan(x) || a <= 0.0 || b <= 0.0 || x < 0.0 || x > 1.0)
+    return kNaN;
+  if (x == 0.0) return 0.0;
+  if (x == 1.0) return 1.0;
+  const bool flip = x > (a + 1.0) / (a + b + 2.0);
+  const double aa = flip ? b : a, bb = flip ? a : b, xx = flip ? 1.0 - x : x;
+  const double lp = aa * std::log(xx) + bb * std::log1p(-xx) - log_beta(aa, bb);
+  const double r = std::exp(lp) / aa * betainc_cf(aa, bb, xx);
+  return flip ? 1.0 - r : r;
+}
+
+// ---------------------------------------------------------------- gamma sample gradient
+
+// d x / d a for a sample x ~ Gamma(a, 1) at fixed uniform u = P(a, x) (implicit
+// reparameterization): -(dP/da) / (dP/dx), dP/dx = x^(a-1) e^-x / Gamma(a). NaN for a <= 0 or
+// x < 0 (igamma_grad_a's domain); 0 at x == 0.
+inline double random_gamma_grad(double a, double x) {
+  if (std::isnan(a) || std::isnan(x) || a <= 0.0 || x < 0.0) return kNaN;
+  if (x == 0.0 || x == kInf) return 0.0;
+  const double log_pdf = (a - 1.0) * std::log(x) - x - log_gamma(a);
+  return -igamma_grad_a(a, x) / std::exp(log_pdf);
+}
+
 }  // namespace tessera::kernels::special

@@ -159,6 +159,7 @@ BatchOut rev_batch(std::span<const Array> args, std::span<const int64_t> bdims, 
 }  // namespace
 
 void register_squeeze_rev() {
+  for (Primitive* p : {&squeeze, &rev}) p->kind = PrimitiveKind::kIndexMap;
   squeeze.signature = Signature::fixed(1, {{"dimensions", ParamKind::kInts}});
   rev.signature = Signature::fixed(1, {{"dimensions", ParamKind::kInts}});
   squeeze.abstract_eval = squeeze_abstract;

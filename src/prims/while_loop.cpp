@@ -356,6 +356,7 @@ std::pair<std::vector<bool>, std::optional<JaxprEqn>> while_dce(
 }  // namespace
 
 void register_while() {
+  while_loop.kind = PrimitiveKind::kControlFlow;
   // cond consts, body consts, then the carries.
   while_loop.signature = Signature::at_least(0, {{"body_jaxpr", ParamKind::kJaxpr},
                                                  {"body_nconsts", ParamKind::kInt},

@@ -509,6 +509,52 @@ TEST(SpecialGrad, UndefinedDerivativesRaise) {
   EXPECT_NEAR(f64(h), fd, 1e-7);
 }
 
+// bessel_i0e, bessel_i1e, betainc (x) and random_gamma_grad: derivatives against float64 finite
+// differences at fresh random points, and the derivatives JAX does not define.
+TEST(SpecialGrad, BesselBetaincGammaGrad) {
+  testing::X64Scope x64(true);
+  std::uniform_real_distribution<double> u(0.3, 4.0);
+  for (int rep = 0; rep < 4; ++rep) {
+    const double x0 = u(rng()) * (rep % 2 ? -1.0 : 1.0);
+    for (auto fn : {lax::bessel_i0e, lax::bessel_i1e}) {
+      const double g = f64(grad([fn](const Array& v) { return fn(v); })(scalar64(x0)));
+      const double fd = central([fn](double t) { return f64(fn(scalar64(t))); }, x0);
+      EXPECT_NEAR(g, fd, 1e-7 * std::max(1.0, std::fabs(fd))) << x0;
+    }
+    const double a = u(rng()), b = u(rng()), x = 0.05 + 0.9 * (u(rng()) - 0.3) / 3.7;
+    auto beta_x = [a, b](const Array& v) { return lax::betainc(scalar64(a), scalar64(b), v); };
+    const double g = f64(grad(beta_x)(scalar64(x)));
+    const double fd = central([&](double t) { return f64(beta_x(scalar64(t))); }, x);
+    EXPECT_NEAR(g, fd, 1e-7 * std::max(1.0, std::fabs(fd))) << a << " " << b << " " << x;
+    // random_gamma_grad is dx/da at fixed P(a, x) = p: the implicit function, found by bisection.
+    const double alpha = u(rng()), p = 0.1 + 0.2 * rep;
+    auto sample = [p](double al) {
+      double lo = 0.0, hi = 200.0;
+      for (int it = 0; it < 200; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (f64(lax::igamma(scalar64(al), scalar64(mid))) < p ? lo : hi) = mid;
+      }
+      return 0.5 * (lo + hi);
+    };
+    const double xs = sample(alpha);
+    const double want = (sample(alpha + 1e-5) - sample(alpha - 1e-5)) / 2e-5;
+    const double got = f64(lax::random_gamma_grad(scalar64(alpha), scalar64(xs)));
+    EXPECT_NEAR(got, want, 1e-6 * std::max(1.0, std::fabs(want))) << alpha << " " << xs;
+  }
+  // i1e'(0) = 1/2 (JAX's rule selects it at |x| <= eps); i0e'(0) = 0.
+  EXPECT_NEAR(f64(grad([](const Array& v) { return lax::bessel_i1e(v); })(scalar64(0.0))), 0.5,
+              1e-15);
+  EXPECT_EQ(f64(grad([](const Array& v) { return lax::bessel_i0e(v); })(scalar64(0.0))), 0.0);
+  EXPECT_ERROR(TypeError, grad([](const Array& a) {
+                 return lax::betainc(a, scalar64(2.0), scalar64(0.5));
+               })(scalar64(1.5)),
+               "[regularized_incomplete_beta] differentiation with respect to a or b");
+  EXPECT_ERROR(TypeError, grad([](const Array& a) {
+                 return lax::random_gamma_grad(a, scalar64(0.5));
+               })(scalar64(1.5)),
+               "differentiation rule for 'random_gamma_grad' is not implemented");
+}
+
 // ---------------------------------------------------------------- errors, vmap, jaxpr
 
 TEST(SpecialErrors, DtypesAndShapes) {

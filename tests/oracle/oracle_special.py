@@ -10,7 +10,9 @@ and rounds the result once to the result dtype. XLA's conventions at the edges o
   NaN for q <= 0 with non-integer x (integer x: the sum (q + k)^-x);
   igamma: NaN for a <= 0 or x < 0, 0 at x = 0, 1 at x = inf;
   igammac: 1 for a <= 0 or x <= 0, 0 at x = inf; igamma_grad_a: NaN for a <= 0 or x < 0, 0 at
-  x = 0 (and at x = inf).
+  x = 0 (and at x = inf); bessel_i0e/i1e: exp(-|x|) I0/I1, 0 at +-inf (i1e odd);
+  betainc(a, b, x): NaN for a <= 0, b <= 0 or x outside [0, 1], 0 at x = 0, 1 at x = 1;
+  random_gamma_grad(a, x) = -(dP/da) / (dP/dx): NaN for a <= 0 or x < 0, 0 at x = 0.
 
 Tolerances (|got - want| <= atol + rtol |want|, want rounded once from the exact value):
 Tessera computes every dtype in double and rounds once (16-bit floats through float32), so
@@ -28,7 +30,8 @@ import numpy as np
 F64_RTOL = {
     "erf": 1e-15, "erfc": 1e-15, "erf_inv": 2e-15, "lgamma": 2e-15, "digamma": 4e-15,
     "polygamma": 4e-15, "zeta": 4e-15, "igamma": 4e-15, "igammac": 4e-15,
-    "igamma_grad_a": 1e-14,
+    "igamma_grad_a": 1e-14, "bessel_i0e": 4e-15, "bessel_i1e": 4e-15, "betainc": 1e-13,
+    "random_gamma_grad": 1e-12,
 }
 SMALL_TOL = {
     "float16": (2.0**-9, 2.0**-24),
@@ -177,9 +180,51 @@ def igamma_grad_a(a, x):
     return _f(mp.diff(lambda t: _lower(t, x), a))
 
 
-UNARY = {"erf": erf, "erfc": erfc, "erf_inv": erf_inv, "lgamma": lgamma, "digamma": digamma}
+def bessel_i0e(x):
+    if math.isnan(x):
+        return NAN
+    if math.isinf(x):
+        return 0.0
+    return _f(mp.besseli(0, x) * mp.exp(-abs(mp.mpf(x))))
+
+
+def bessel_i1e(x):
+    if math.isnan(x):
+        return NAN
+    if math.isinf(x):
+        return math.copysign(0.0, x)
+    return _f(mp.besseli(1, x) * mp.exp(-abs(mp.mpf(x))))
+
+
+def betainc(a, b, x):
+    if any(math.isnan(v) for v in (a, b, x)) or a <= 0 or b <= 0 or x < 0 or x > 1:
+        return NAN
+    if x == 0:
+        return 0.0
+    if x == 1:
+        return 1.0
+    return _f(mp.betainc(a, b, 0, x, regularized=True))
+
+
+def random_gamma_grad(a, x):
+    if math.isnan(a) or math.isnan(x) or a <= 0 or x < 0:
+        return NAN
+    if x == 0 or x == INF:
+        return 0.0
+    pdf = mp.exp((a - 1) * mp.log(x) - x - mp.loggamma(a))
+    # dP/da of the smaller of P and Q (the other cancels near 1).
+    if x > a:
+        dpda = -mp.diff(lambda t: _upper(t, x), a)
+    else:
+        dpda = mp.diff(lambda t: _lower(t, x), a)
+    return _f(-dpda / pdf)
+
+
+UNARY = {"erf": erf, "erfc": erfc, "erf_inv": erf_inv, "lgamma": lgamma, "digamma": digamma,
+         "bessel_i0e": bessel_i0e, "bessel_i1e": bessel_i1e}
 BINARY = {"polygamma": polygamma, "zeta": zeta, "igamma": igamma, "igammac": igammac,
-          "igamma_grad_a": igamma_grad_a}
+          "igamma_grad_a": igamma_grad_a, "random_gamma_grad": random_gamma_grad}
+TERNARY = {"betainc": betainc}
 
 
 def ops(base):
@@ -219,6 +264,20 @@ def ops(base):
             return result(name, v, ins[0]["dtype"])
         return f
 
+    def ternary(name, fn):
+        def f(p, ins, x64):
+            check_float(name, ins)
+            base.check_same_dtype(name, ins)
+            base.lax_shapes(name, ins)
+            a, b, x = np.broadcast_arrays(*[np.asarray(i["a"], np.float64) for i in ins])
+            mp.mp.dps = 50
+            v = np.array([fn(float(u), float(w), float(z))
+                          for u, w, z in zip(a.ravel(), b.ravel(), x.ravel())],
+                         np.float64).reshape(a.shape)
+            return result(name, v, ins[0]["dtype"])
+        return f
+
     out = {"lax." + k: unary(k, fn) for k, fn in UNARY.items()}
+    out.update({"lax." + k: ternary(k, fn) for k, fn in TERNARY.items()})
     out.update({"lax." + k: binary(k, fn) for k, fn in BINARY.items()})
     return out

@@ -221,6 +221,34 @@ def test_special_binary_vs_torch_and_mpmath(rng):
     check(lax.igamma_grad_a(A, X), grad_a, "float32", rtol=1e-3, atol=1e-5)
 
 
+def test_bessel_betainc_gamma_grad_vs_torch_and_mpmath(rng):
+    import mpmath
+    x = rng.standard_normal(16) * 8
+    X = jnp.asarray(x.astype(np.float32))
+    xf = x.astype(np.float32).astype(np.float64)
+    t = dict(rtol=2e-6, atol=1e-7)
+    check(lax.bessel_i0e(X), torch.special.i0e(torch.tensor(xf)).numpy(), "float32", **t)
+    check(lax.bessel_i1e(X), torch.special.i1e(torch.tensor(xf)).numpy(), "float32", **t)
+    a = np.abs(rng.standard_normal(8)) * 3 + 0.3
+    b = np.abs(rng.standard_normal(8)) * 3 + 0.3
+    u = rng.uniform(0.01, 0.99, 8)
+    A, B, U = (jnp.asarray(v.astype(np.float32)) for v in (a, b, u))
+    af, bf, uf = (v.astype(np.float32).astype(np.float64) for v in (a, b, u))
+    want = [float(mpmath.betainc(p, q, 0, z, regularized=True)) for p, q, z in zip(af, bf, uf)]
+    check(lax.betainc(A, B, U), np.array(want), "float32", rtol=1e-5, atol=1e-6)
+    # d sample / d a at fixed P(a, x): -(dP/da) / (dP/dx).
+    xs = (uf * 3).astype(np.float32)
+    xd = xs.astype(np.float64)
+    pdf = [float(mpmath.exp((p - 1) * mpmath.log(z) - z - mpmath.loggamma(p)))
+           for p, z in zip(af, xd)]
+    dpda = [float(mpmath.diff(lambda s: mpmath.gammainc(s, 0, z, regularized=True), p))
+            for p, z in zip(af, xd)]
+    got = lax.random_gamma_grad(A, jnp.asarray(xs))
+    check(got, -np.array(dpda) / np.array(pdf), "float32", rtol=1e-3, atol=1e-5)
+    with pytest.raises(TypeError, match="regularized_incomplete_beta"):
+        lax.betainc(A, B, jnp.asarray(np.arange(8, dtype=np.int32)))
+
+
 def _bits(dtype):
     return 8 * np.dtype(dtype).itemsize
 

@@ -92,6 +92,25 @@ std::vector<Row> rows_special() {
       binary("igamma_grad_a", lax::igamma_grad_a, fixed(any(0.5, 4.0)), fixed(any(0.2, 5.0)));
   grad_a.deriv = Deriv::kZeroTangent;
   rows.push_back(grad_a);
+  rows.push_back(unary("bessel_i0e", lax::bessel_i0e, any(-6.0, 6.0)));
+  rows.push_back(unary("bessel_i1e", lax::bessel_i1e, any(-6.0, 6.0)));
+  // random_gamma_grad has no derivative rule (JAX has none): forward and vmap only.
+  Row gamma_grad = binary("random_gamma_grad", lax::random_gamma_grad, fixed(any(0.5, 4.0)),
+                          fixed(any(0.3, 5.0)));
+  gamma_grad.deriv = Deriv::kZeroTangent;
+  rows.push_back(gamma_grad);
+  // betainc(a, b, x): differentiable in x only (as JAX); a and b behind stop_gradient.
+  Row beta = special_row("betainc", {fixed(any(0.5, 4.0)), fixed(any(0.5, 4.0)), any(0.05, 0.95)});
+  beta.prim = "regularized_incomplete_beta";
+  beta.fn = [](const Args& v) {
+    return lax::betainc(stop_gradient(v[0]), stop_gradient(v[1]), v[2]);
+  };
+  beta.shapes = {{{3, 4}, {3, 4}, {3, 4}},
+                 {{}, {}, {3, 4}},
+                 {{}, {}, {}},
+                 {{3, 1}, {1, 4}, {3, 4}},
+                 {{0, 3}, {1, 3}, {0, 3}}};
+  rows.push_back(beta);
   return rows;
 }
 
