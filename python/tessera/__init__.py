@@ -26,7 +26,18 @@ from tessera._src.api import (
 )
 from tessera._src.custom_derivatives import closure_convert, custom_jvp, custom_vjp
 from tessera._src.checkpoint import checkpoint, checkpoint_policies, remat
-from tessera._src.devices import block_until_ready, device_put, devices, local_devices
+from tessera._src.devices import (
+    block_until_ready,
+    default_backend,
+    device_count,
+    device_get,
+    device_put,
+    devices,
+    local_device_count,
+    local_devices,
+    process_count,
+    process_index,
+)
 from tessera._src.callback import pure_callback
 from tessera import custom_derivatives
 from tessera import ad_checkpoint
@@ -43,8 +54,9 @@ __all__ = [
     "debug", "experimental", "pure_callback",
     "ad_checkpoint", "checkpoint", "checkpoint_policies", "remat",
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "closure_convert", "custom_jvp",
-    "custom_vjp", "device_put", "devices",
+    "custom_vjp", "default_backend", "device_count", "device_get", "device_put", "devices",
     "dtypes", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lax",
-    "linear_transpose", "linearize", "local_devices", "make_jaxpr", "numpy", "stop_gradient",
+    "linear_transpose", "linearize", "local_device_count", "local_devices", "make_jaxpr",
+    "numpy", "process_count", "process_index", "stop_gradient",
     "tree", "tree_util", "value_and_grad", "vjp", "vmap",
 ]

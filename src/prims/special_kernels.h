@@ -482,7 +482,7 @@ inline double betainc_cf(double a, double b, double x) {
     d = 1.0 / d;
     const double delta = c * d;
     f *= delta;
-    if (std::fabs(delta - 1.0) < 1e-16) break;
+    if (std::fabs(delta - 1.0) < 1e-16 || !std::isfinite(delta)) break;  // NaN: give up now
   }
   return 1.0 / f;
 }

@@ -1,4 +1,8 @@
-"""Devices as jax.devices() shows them (CPU devices today), device_put, block_until_ready."""
+"""Devices as jax.devices() shows them (the C++ core's CPU devices: TESSERA_NUM_CPU_DEVICES),
+the process queries (device_count, local_device_count, default_backend, process_index,
+process_count), device_put, device_get and block_until_ready."""
+import numpy as np
+
 from tessera import _tessera
 from tessera import tree_util
 
@@ -26,23 +30,80 @@ class Device:
         return hash((self.platform, self.id))
 
 
-_CPU = [Device("cpu", 0)]
+_CPU = [Device("cpu", i) for i in range(_tessera.num_devices())]
+
+
+def _check_backend(backend):
+    if backend not in (None, "cpu"):
+        raise RuntimeError(f"Unknown backend {backend}; this build has: cpu")
 
 
 def devices(backend=None):
-    if backend not in (None, "cpu"):
-        raise RuntimeError(f"Unknown backend {backend}; this build has: cpu")
+    """Every device of the process (jax.devices): CpuDevice(id=0) .. id=n-1."""
+    _check_backend(backend)
     return list(_CPU)
 
 
 def local_devices(process_index=None, backend=None):
+    """The devices of this process (one process: all of them)."""
+    if process_index not in (None, 0):
+        raise ValueError(f"local_devices: process_index {process_index} out of range "
+                         f"(this run has 1 process)")
     return devices(backend)
+
+
+def device_count(backend=None):
+    """The number of devices of every process (jax.device_count)."""
+    _check_backend(backend)
+    return len(_CPU)
+
+
+def local_device_count(backend=None):
+    """The number of devices of this process (jax.local_device_count)."""
+    _check_backend(backend)
+    return len(_CPU)
+
+
+def default_backend():
+    """The platform name of the default device (jax.default_backend): 'cpu'."""
+    return "cpu"
+
+
+def process_index(backend=None):
+    """This process's index among the processes of the run (one process: 0)."""
+    _check_backend(backend)
+    return 0
+
+
+def process_count(backend=None):
+    """The number of processes of the run (1: multi-host runs arrive with the parallelism
+    issues)."""
+    _check_backend(backend)
+    return 1
+
+
+def device_get(x):
+    """Copies the Arrays of the pytree x to the host (jax.device_get): NumPy arrays; other
+    leaves are returned as they are."""
+
+    def get(leaf):
+        if isinstance(leaf, _tessera.Array):
+            return np.asarray(leaf)
+        return leaf
+
+    return tree_util.tree_map(get, x)
 
 
 def device_put(x, device=None):
     """Copies array-likes to the device as Arrays (pytrees map over their leaves)."""
     if device is not None and device not in _CPU:
         raise ValueError(f"device_put: unknown device {device!r}")
+    if device is not None and device.id != 0:
+        # Eager ops do not yet follow their inputs' device (issue 13, part 2): an array put
+        # there would silently compute on cpu:0, so refuse rather than misplace it.
+        raise NotImplementedError(
+            f"device_put: placing arrays on {device!r} is not supported yet (only "
+            f"CpuDevice(id=0)); leave device=None or pass tessera.devices()[0]")
 
     def put(leaf):
         if isinstance(leaf, _tessera.Array):
