@@ -397,6 +397,9 @@ void bind_array(py::module_& m) {
                              [](const Array& a) { return std::string(dtype_name(a.dtype())); })
       .def_property_readonly("weak_type", &Array::weak_type)
       .def_property_readonly("_is_tracer", &Array::is_tracer)
+      // The id of the device holding the buffer (Array.device / .devices() / .sharding in
+      // array.py); a tracer has none and raises.
+      .def_property_readonly("_device_id", [](const Array& a) { return a.device()->id(); })
       .def("is_deleted", &Array::is_deleted)
       .def("delete", &Array::delete_buffer)
       .def("block_until_ready", [](const Array& a) { return a; })

@@ -48,6 +48,7 @@ from tessera import lax
 from tessera import numpy
 from tessera import tree
 from tessera import tree_util
+from tessera import sharding
 from tessera.lax import stop_gradient
 
 __all__ = [
@@ -57,6 +58,6 @@ __all__ = [
     "custom_vjp", "default_backend", "device_count", "device_get", "device_put", "devices",
     "dtypes", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lax",
     "linear_transpose", "linearize", "local_device_count", "local_devices", "make_jaxpr",
-    "numpy", "process_count", "process_index", "stop_gradient",
+    "numpy", "process_count", "process_index", "sharding", "stop_gradient",
     "tree", "tree_util", "value_and_grad", "vjp", "vmap",
 ]

@@ -51,3 +51,23 @@ def test_num_cpu_devices_env():
     lines = out.stdout.split("\n")
     assert lines[0] == "4 4 4 CpuDevice(id=3)"
     assert lines[1] == "refused True"
+
+
+def test_array_device_devices_sharding(rng):
+    from tessera.sharding import SingleDeviceSharding
+    x = jnp.asarray(rng.standard_normal(3).astype(np.float32))
+    d0 = tessera.devices()[0]
+    y = x * 2 + 1
+    for a in (x, y, jnp.zeros((2, 2))):
+        assert a.device == d0
+        assert a.devices() == {d0}
+        assert a.sharding == SingleDeviceSharding(d0)
+        assert a.sharding.device_set == {d0} and a.sharding.is_fully_replicated
+    assert repr(x.sharding) == "SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)"
+    assert len({x.sharding, y.sharding}) == 1
+
+    def f(v):
+        return v.device
+
+    with pytest.raises(tessera.errors.ConcretizationTypeError, match="'device' of a traced"):
+        tessera.vmap(f)(jnp.ones((2, 3)))

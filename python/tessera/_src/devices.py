@@ -33,6 +33,59 @@ class Device:
 _CPU = [Device("cpu", i) for i in range(_tessera.num_devices())]
 
 
+class SingleDeviceSharding:
+    """An array placed whole on one device (jax.sharding.SingleDeviceSharding)."""
+
+    def __init__(self, device, *, memory_kind=None):
+        self._device = device
+        self._memory_kind = memory_kind
+
+    @property
+    def device_set(self):
+        return {self._device}
+
+    @property
+    def addressable_devices(self):
+        return {self._device}
+
+    @property
+    def memory_kind(self):
+        return self._memory_kind or "device"
+
+    num_devices = 1
+    is_fully_replicated = True
+    is_fully_addressable = True
+
+    def __eq__(self, other):
+        return isinstance(other, SingleDeviceSharding) and self._device == other._device
+
+    def __hash__(self):
+        return hash(("SingleDeviceSharding", self._device))
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
+
+
+def _array_device(self):
+    if self._is_tracer:
+        raise _tracer_error("device")
+    return _CPU[self._device_id]
+
+
+def _tracer_error(what):
+    from tessera.errors import ConcretizationTypeError
+    return ConcretizationTypeError(
+        f"The '{what}' of a traced array is not available: it is abstract inside a "
+        f"transformation (jit, vmap, grad); read it outside the transformed function")
+
+
+def _install_array_placement():
+    arr = _tessera.Array
+    arr.device = property(_array_device)
+    arr.devices = lambda self: {_array_device(self)}
+    arr.sharding = property(lambda self: SingleDeviceSharding(_array_device(self)))
+
+
 def _check_backend(backend):
     if backend not in (None, "cpu"):
         raise RuntimeError(f"Unknown backend {backend}; this build has: cpu")
@@ -119,3 +172,6 @@ def block_until_ready(x):
         if isinstance(leaf, _tessera.Array):
             leaf.block_until_ready()
     return x
+
+
+_install_array_placement()
