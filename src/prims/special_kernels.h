@@ -493,7 +493,8 @@ inline double betainc_cf(double a, double b, double x) {
 // The regularized incomplete beta I_x(a, b). XLA's domain: NaN for a <= 0, b <= 0, x outside
 // [0, 1] or a NaN operand; 0 at x == 0 and 1 at x == 1. The fraction is used on the side where
 // it converges (the symmetry I_x(a, b) = 1 - I_(1-x)(b, a) otherwise); the prefix
-// x^a (1-x)^b / (a B(a, b)) is taken through logarithms.
+// x^a (1-x)^b / (a B(a, b)) is taken through logarithms, whose cancellation sets the float64
+// accuracy: ~1e-15 relative for a, b below 10, ~1e-13 at a, b ~ 1e3, ~3e-11 at 1e4 (mpmath).
 inline double betainc(double a, double b, double x) {
   if (std::isnan(a) || std::isnan(b) || std::isnan(x) || a <= 0.0 || b <= 0.0 || x < 0.0 || x > 1.0)
     return kNaN;
