@@ -24,8 +24,8 @@
 //  * Transcendental ops (exp ... atan2, pow) are not correctly rounded: each has an accuracy
 //    bound stated by the backend (the eager float32 kernels: vec_math.h, vec_math_extra.h);
 //    IEEE special values at +-0, +-inf and NaN are exact.
-//  * max/min propagate NaN (either operand NaN -> NaN) and order -0 < +0. Comparisons are IEEE
-//    (NaN compares unequal to everything, `ne` is true). `select(c, t, f)` takes a bool c.
+//  * max/min: NaN if either is NaN, else a > b ? a : b (min: <), so equal operands (+0, -0) give
+//    b. Comparisons are IEEE (NaN unequal to everything, `ne` true). select(c, t, f): bool c.
 //  * Integer arithmetic wraps. div: x / 0 == -1 (all ones unsigned), INT_MIN / -1 == INT_MIN;
 //    rem: x % 0 == x, INT_MIN % -1 == 0 (sign of the dividend, C's truncation). Shift amounts
 //    are read as unsigned: an amount >= the bit width gives 0 (shl, shr_logical) or the sign
