@@ -20,6 +20,7 @@ namespace tessera {
 
 class Trace;  // primitive.h
 class Array;
+class Sharding;  // sharding.h
 
 // Base of every trace's tracer (jvp, linearize, batch, staging; src/trace/).
 class Tracer {
@@ -44,6 +45,10 @@ struct ArrayImpl {
   std::shared_ptr<Buffer> buffer;  // concrete payload (null for tracers)
   std::shared_ptr<Tracer> tracer;  // null for concrete arrays
   bool deleted = false;            // set by delete()/donation
+  // Placement (JAX's committed arrays): device_put(x, device) commits x to its device; arrays
+  // made without a device are uncommitted and follow committed operands. An op's outputs are
+  // committed when one of its inputs is.
+  bool committed = false;
 };
 
 class Index;  // tessera/index.h
@@ -81,6 +86,11 @@ class Array {
     return static_cast<const T*>(raw_data());
   }
   Device* device() const;
+  // True when the array was placed explicitly (device_put with a device, or an op on committed
+  // inputs). Concrete arrays only; tracers raise ConcretizationError.
+  bool committed() const;
+  // The array's sharding: today the interned SingleDeviceSharding of device().
+  const Sharding& sharding() const;
 
   // Host copies. to_vector<T> requires T's dtype to equal the array's (use astype first).
   template <class T>
@@ -126,7 +136,13 @@ class Array {
 std::ostream& operator<<(std::ostream& os, const Array& a);
 
 // Makes an uninitialized concrete array (kernels fill it). `op` names the caller for OOM errors.
+// Implementation rules pass their ExecContext's device; null is the default device.
 Array empty_array(const Aval& aval, const char* op, Device* device = nullptr);
+// JAX's device_put(x, device): a committed array on `device` (null: the default device, and the
+// result is uncommitted, as device_put(x) without a device). Copies the data when x is on another
+// device; on the same device the result shares x's buffer. Tracers are returned unchanged (under
+// a transformation placement is the enclosing computation's).
+Array device_put(const Array& x, Device* device);
 // Copies host data of dtype aval.dtype into a new array.
 Array array_from_host(const Aval& aval, const void* data, Device* device = nullptr);
 

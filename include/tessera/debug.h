@@ -31,13 +31,6 @@
 
 namespace tessera {
 
-// An operation that a transformation does not support in this configuration (Python's
-// NotImplementedError), e.g. vmap of a pure_callback without a vmap_method.
-class NotImplementedError : public Error {
- public:
-  using Error::Error;
-};
-
 // A host function over concrete arrays: the callback's flat operands in, its flat results out
 // (debug callbacks return nothing).
 using HostFun = std::function<std::vector<Array>(std::span<const Array>)>;

@@ -41,6 +41,12 @@ class OutOfMemoryError : public Error {
  public:
   using Error::Error;
 };
+// An operation that a transformation or a device does not support in this configuration
+// (Python's NotImplementedError), e.g. vmap of a pure_callback without a vmap_method.
+class NotImplementedError : public Error {
+ public:
+  using Error::Error;
+};
 // A bug in Tessera: please report it.
 class InternalError : public Error {
  public:

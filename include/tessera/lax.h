@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tessera/array.h"
+#include "tessera/param_types.h"
 
 namespace tessera::lax {
 
@@ -49,8 +50,9 @@ Array abs(const Array& x);
 Array sign(const Array& x);   // -1, 0, 1 (NaN stays NaN); unsigned: 0 or 1
 Array floor(const Array& x);  // floating
 Array ceil(const Array& x);   // floating
-// lax.RoundingMethod: AWAY_FROM_ZERO (0, lax.round's default) or TO_NEAREST_EVEN (1).
-enum class RoundingMethod : int64_t { kAwayFromZero = 0, kToNearestEven = 1 };
+// lax.RoundingMethod: AWAY_FROM_ZERO (0, lax.round's default) or TO_NEAREST_EVEN (1)
+// (param_types.h; round's param holds the value as an int, which is how JAX prints it).
+using RoundingMethod = tessera::RoundingMethod;
 Array round(const Array& x, RoundingMethod method = RoundingMethod::kAwayFromZero);
 Array exp2(const Array& x);
 Array expm1(const Array& x);
@@ -178,10 +180,8 @@ struct PadConfig {
 };
 Array pad(const Array& x, const Array& padding_value, const std::vector<PadConfig>& config);
 
-struct DotDimensionNumbers {
-  std::vector<int64_t> lhs_contracting, rhs_contracting;
-  std::vector<int64_t> lhs_batch, rhs_batch;
-};
+// {lhs_contracting, rhs_contracting, lhs_batch, rhs_batch} (param_types.h).
+using DotDimensionNumbers = tessera::DotDimensionNumbers;
 // Output dims: batch dims, then lhs free dims, then rhs free dims (lax.dot_general's order).
 // preferred_element_type sets the accumulation/result dtype (e.g. int8 x int8 -> int32).
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims,

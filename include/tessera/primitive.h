@@ -35,10 +35,55 @@ class OpaqueParam {
 // A tuple of sub-jaxprs (cond's branches), printed as JAX prints a tuple of jaxprs.
 using JaxprList = std::vector<std::shared_ptr<const Jaxpr>>;
 
-// One static parameter value. Params never hold arrays: constants become constvars.
+// ---- Structured params (param_types.h has JAX's enums and records built on these). ----
+// An enum type: its JAX name and member names (values are the member indices). Defined once,
+// statically, per enum; values point at their definition.
+struct EnumDef {
+  const char* name;                  // "GatherScatterMode"
+  std::vector<const char*> members;  // {"CLIP", "FILL_OR_DROP", ...}
+  bool prints_as_int = false;        // IntEnums (RoundingMethod) print their value, as JAX
+};
+struct ParamEnum {
+  const EnumDef* def = nullptr;
+  int32_t value = 0;
+  bool operator==(const ParamEnum& o) const { return def == o.def && value == o.value; }
+};
+// A record type (JAX's NamedTuples of dimension numbers): its name and field names, and how
+// it prints: "Name(field=value, ...)" by default, or a custom printer (dot_general's dimension
+// numbers print as the nested tuple `(([1], [0]), ([], []))`) with its parser.
+struct ParamTuple;
+struct ParamRecord;
+struct RecordDef;
+// One static parameter value. Params never hold arrays: constants become constvars. Tuples and
+// records are immutable and shared; they compare and hash by content (param_equal/param_hash).
 using ParamValue =
     std::variant<bool, int64_t, double, DType, std::vector<int64_t>, std::string,
-                 std::shared_ptr<const Jaxpr>, std::shared_ptr<const OpaqueParam>, JaxprList>;
+                 std::shared_ptr<const Jaxpr>, std::shared_ptr<const OpaqueParam>, JaxprList,
+                 ParamEnum, std::shared_ptr<const ParamTuple>, std::shared_ptr<const ParamRecord>>;
+// A nested tuple of values: `((1, 2), (0, 0))` (padding pairs), `(Precision.HIGH, None)`.
+struct ParamTuple {
+  std::vector<ParamValue> items;
+};
+struct RecordDef {
+  const char* name;                 // "GatherDimensionNumbers"
+  std::vector<const char*> fields;  // {"offset_dims", ...}
+  // Custom text form (both set or neither): prints the record; parses the text back (nullopt
+  // when the text is not of this form).
+  std::string (*print)(const ParamRecord&) = nullptr;
+  std::optional<std::shared_ptr<const ParamRecord>> (*parse)(std::string_view text) = nullptr;
+};
+struct ParamRecord {
+  const RecordDef* def = nullptr;
+  std::vector<ParamValue> fields;  // one per def->fields, in order
+  // The field named `name`; InternalError when the record has none.
+  const ParamValue& field(std::string_view name) const;
+};
+ParamValue make_tuple_param(std::vector<ParamValue> items);
+ParamValue make_record_param(const RecordDef& def, std::vector<ParamValue> fields);
+bool param_equal(const ParamValue& a, const ParamValue& b);
+// Content hash, the same in every process: sub-jaxprs hash structurally (jaxpr.h), never by
+// address (opaque callables are the one exception: they compare by identity, as in JAX).
+size_t param_hash(const ParamValue& v);
 
 // A small ordered map of static parameters: hashable and comparable so that CSE and compile
 // caches can key on it. Keys keep insertion order; the jaxpr printer sorts them by name, as JAX.
@@ -62,6 +107,10 @@ class Params {
   DType get_dtype(std::string_view key) const { return get<DType>(key); }
   bool get_bool(std::string_view key) const { return get<bool>(key); }
   std::optional<DType> get_optional_dtype(std::string_view key) const;
+  // An enum param of type `def` (its member index); InternalError for another type.
+  int32_t get_enum(std::string_view key, const EnumDef& def) const;
+  // A record param of type `def`.
+  const ParamRecord& get_record(std::string_view key, const RecordDef& def) const;
 
   size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
@@ -79,12 +128,49 @@ std::string param_value_str(const ParamValue& v);
 
 class Primitive;
 
+// ---- Rule contexts. ----
+// Where an implementation rule runs: the device its outputs are allocated on (every output's
+// buffer is on `device`: kernels pass it to empty_array). Reserved for the CUDA and SPMD issues:
+// the stream to enqueue on and the partition index of an SPMD program.
+struct ExecContext {
+  Device* device = nullptr;  // never null when a rule is called
+  void* stream = nullptr;    // reserved (null: synchronous host execution)
+  int64_t partition = -1;    // reserved (-1: not partitioned)
+};
+// The axis a batching rule maps over: its size, and its name when vmap was given axis_name
+// (empty otherwise) — what a collective under vmap(..., axis_name=) reduces over.
+struct BatchAxis {
+  int64_t size = 0;
+  std::string_view name;
+};
+// The named axes in scope (JAX's axis environment): vmap with an axis_name pushes its axis for
+// the duration of the mapped function, later shard_map/pmap their mesh axes. Abstract evaluation
+// reads it through axis_env() — as JAX's core.get_axis_env(), a dynamic scope rather than a rule
+// argument, so that every abstract-eval site (bind, the staging trace, the jaxpr parser and
+// verifier) sees the same axes without passing them along.
+struct AxisEntry {
+  std::string name;
+  int64_t size = 0;
+};
+std::span<const AxisEntry> axis_env();
+// The entry of `name`, innermost first; nullptr when no enclosing transformation binds it.
+const AxisEntry* find_axis(std::string_view name);
+class AxisEnvScope {
+ public:
+  explicit AxisEnvScope(AxisEntry e);
+  ~AxisEnvScope();
+  AxisEnvScope(const AxisEnvScope&) = delete;
+  AxisEnvScope& operator=(const AxisEnvScope&) = delete;
+};
+
 // ---- Rule signatures. ----
 // Shapes/dtypes of the outputs; all shape and dtype errors of the primitive are raised here.
+// The axis names in scope are axis_env().
 using AbstractEvalRule = std::function<std::vector<Aval>(std::span<const Aval>, const Params&)>;
-// Eager implementation on concrete arrays; out_avals come from the abstract-eval rule.
-using ImplRule = std::function<std::vector<Array>(std::span<const Array>, const Params&,
-                                                  std::span<const Aval> out_avals)>;
+// Eager implementation on concrete arrays; out_avals come from the abstract-eval rule. Every
+// argument is on ctx.device (the eval trace moved uncommitted ones there).
+using ImplRule = std::function<std::vector<Array>(const ExecContext& ctx, std::span<const Array>,
+                                                  const Params&, std::span<const Aval> out_avals)>;
 // JVP: (primals, tangents) -> (primal outs, tangent outs). An undefined Array tangent is a
 // symbolic zero, in and out (integer/bool inputs always have zero tangents; non-differentiable
 // outputs such as comparisons return undefined tangents). Rules compute with lax ops, so they
@@ -112,9 +198,10 @@ struct VjpOverride {
   VjpBwdFn bwd;
 };
 using VjpOverrideRule = std::function<VjpOverride(std::span<const Array> primals, const Params&)>;
-// Batching: (args, batch dims with -1 = unbatched) -> (outs, out batch dims).
+// Batching: (the mapped axis, args, batch dims with -1 = unbatched) -> (outs, out batch dims).
 using BatchRule = std::function<std::pair<std::vector<Array>, std::vector<int64_t>>(
-    std::span<const Array> args, std::span<const int64_t> batch_dims, const Params&)>;
+    const BatchAxis& axis, std::span<const Array> args, std::span<const int64_t> batch_dims,
+    const Params&)>;
 // Linearize (JAX's primitive_linearizations): the same signature and calling convention as
 // JvpRule under linearize — the rule runs with the partial-eval tangent trace current, so that
 // binds on primals alone run now in the parent (the primal computation and its residuals) and
@@ -153,12 +240,17 @@ enum class ParamKind : uint8_t {
   kJaxprList,
   kOptionalDType,  // a DType, or absent / any non-DType value meaning None (get_optional_dtype)
   kAny,            // any value; the rule checks it
+  kTuple,          // a ParamTuple (nested)
+  kEnum,           // a ParamEnum of ParamSpec::enum_def
+  kRecord,         // a ParamRecord of ParamSpec::record_def
 };
 const char* param_kind_name(ParamKind k);
 struct ParamSpec {
   const char* name;
   ParamKind kind;
   bool required = true;
+  const EnumDef* enum_def = nullptr;      // kEnum
+  const RecordDef* record_def = nullptr;  // kRecord
 };
 struct Signature {
   static constexpr int32_t kVariadic = INT32_MAX;
@@ -391,5 +483,8 @@ inline Array bind1(const Primitive& p, std::initializer_list<Array> args,
 // costs a constant factor). Reset with reset_eval_count().
 int64_t eval_count();
 void reset_eval_count();
+// How many eager outputs an implementation rule allocated off its ExecContext's device (the eval
+// trace moved them): always 0 unless a rule is wrong; the placement tests check it.
+int64_t placement_fixups();
 
 }  // namespace tessera

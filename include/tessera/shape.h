@@ -12,6 +12,9 @@
 
 namespace tessera {
 
+class Sharding;      // sharding.h
+struct AxisNameSet;  // sharding.h
+
 using Shape = std::vector<int64_t>;
 
 // The largest rank an array may have: NumPy 2's limit (NPY_MAXDIMS = 64). Shapes of higher rank
@@ -42,12 +45,18 @@ void check_shape(std::string_view op, const Shape& s, size_t itemsize = 1);
 // Normalizes a possibly negative axis for an array of rank ndim; throws IndexError naming op.
 int normalize_axis(const char* op, int64_t axis, int64_t ndim);
 
-// Shape + dtype + weak flag (later: sharding). Cheap to copy. Every aval bind hands to a rule
-// or a kernel has passed check_aval, so size() and nbytes() cannot overflow.
+// Shape + dtype + weak flag (+ the reserved sharding and vma). Cheap to copy. Every aval bind hands
+// to a rule or a kernel has passed check_aval, so size() and nbytes() cannot overflow.
 struct Aval {
   Shape shape;
   DType dtype = DType::kFloat32;
   bool weak_type = false;
+  // Reserved for the many-device issues (null today): the sharding of a value under
+  // jit/shard_map (JAX's ShapedArray.sharding) and its varying-manual-axes set (JAX's `vma`, the
+  // shard_map axes the value varies over). Both point at interned objects (sharding.h) that live
+  // for the process, so an Aval stays cheap to copy and == compares them by identity.
+  const Sharding* sharding = nullptr;
+  const AxisNameSet* vma = nullptr;
 
   int64_t ndim() const { return static_cast<int64_t>(shape.size()); }
   int64_t size() const { return shape_size(shape); }
@@ -56,7 +65,8 @@ struct Aval {
   // JAX prints weak scalars without a marker in jaxprs, so str() matches that.
   std::string str() const;
   bool operator==(const Aval& o) const {
-    return dtype == o.dtype && weak_type == o.weak_type && shape == o.shape;
+    return dtype == o.dtype && weak_type == o.weak_type && shape == o.shape &&
+           sharding == o.sharding && vma == o.vma;
   }
   TypedDType typed() const { return {dtype, weak_type}; }
 };

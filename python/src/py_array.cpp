@@ -400,6 +400,7 @@ void bind_array(py::module_& m) {
       // The id of the device holding the buffer (Array.device / .devices() / .sharding in
       // array.py); a tracer has none and raises.
       .def_property_readonly("_device_id", [](const Array& a) { return a.device()->id(); })
+      .def_property_readonly("_committed", &Array::committed)
       .def("is_deleted", &Array::is_deleted)
       .def("delete", &Array::delete_buffer)
       .def("block_until_ready", [](const Array& a) { return a; })

@@ -26,6 +26,11 @@ void bind_devices(py::module_& m) {
         cpu_device(id)->set_memory_limit(as_int(bytes, "set_memory_limit", "bytes"));
       },
       py::arg("bytes"), py::arg("device_id") = 0);
+  // device_put(x, device) (device_id -1: none, the result is uncommitted on the default device).
+  m.def(
+      "device_put",
+      [](const Array& x, int id) { return device_put(x, id < 0 ? nullptr : cpu_device(id)); },
+      py::arg("x"), py::arg("device_id") = -1);
 }
 
 }  // namespace tessera::python

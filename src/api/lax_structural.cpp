@@ -63,10 +63,7 @@ Array reduce_max(const Array& x, const std::vector<int64_t>& axes) {
 
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims,
                   std::optional<DType> preferred_element_type) {
-  Params p{{"lhs_contracting_dimensions", dims.lhs_contracting},
-           {"rhs_contracting_dimensions", dims.rhs_contracting},
-           {"lhs_batch_dimensions", dims.lhs_batch},
-           {"rhs_batch_dimensions", dims.rhs_batch}};
+  Params p{{"dimension_numbers", dims.to_param()}};
   if (preferred_element_type)
     p.set("preferred_element_type", canonicalize_dtype(*preferred_element_type));
   return bind1(prims::dot_general, {lhs, rhs}, p);

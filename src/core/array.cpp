@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "prims/kernel_util.h"
+#include "tessera/sharding.h"
 
 namespace tessera {
 
@@ -39,6 +40,30 @@ const std::shared_ptr<Buffer>& Array::buffer(const char* why) const {
 }
 
 Device* Array::device() const { return buffer("device")->device(); }
+
+bool Array::committed() const {
+  (void)buffer("committed");
+  return impl_->committed;
+}
+
+const Sharding& Array::sharding() const { return single_device_sharding(device()); }
+
+Array device_put(const Array& x, Device* device) {
+  if (!x.defined()) throw ValueError(op_message("device_put", "got an empty Array handle"));
+  if (x.is_tracer()) return x;
+  const bool commit = device != nullptr;
+  if (!device) device = default_device();
+  const std::shared_ptr<Buffer>& src = x.buffer("device_put");
+  Array out;
+  if (src->device() == device) {
+    out = Array(x.aval(), src);
+  } else {
+    out = empty_array(x.aval(), "device_put", device);
+    if (x.nbytes()) std::memcpy(out.buffer()->data(), src->data(), x.nbytes());
+  }
+  out.impl()->committed = commit;
+  return out;
+}
 
 void Array::check_element_type(DType t) const {
   if (dtype() != t) {

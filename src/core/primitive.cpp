@@ -27,6 +27,7 @@ std::mutex& registry_mu() {
 std::atomic<bool> g_registered{false};
 std::atomic<uint64_t> g_next_tag{1};
 std::atomic<int64_t> g_eval_count{0};
+std::atomic<int64_t> g_fixups{0};
 
 EvalTrace& eval_trace() {
   static EvalTrace* t = new EvalTrace;
@@ -115,14 +116,20 @@ const char* param_kind_name(ParamKind k) {
       return "a dtype or None";
     case ParamKind::kAny:
       return "any value";
+    case ParamKind::kTuple:
+      return "a tuple";
+    case ParamKind::kEnum:
+      return "an enum value";
+    case ParamKind::kRecord:
+      return "a record";
   }
   return "?";
 }
 
 namespace {
 
-bool param_matches(ParamKind k, const ParamValue& v) {
-  switch (k) {
+bool param_matches(const ParamSpec& spec, const ParamValue& v) {
+  switch (spec.kind) {
     case ParamKind::kBool:
       return std::holds_alternative<bool>(v);
     case ParamKind::kInt:
@@ -153,8 +160,29 @@ bool param_matches(ParamKind k, const ParamValue& v) {
     case ParamKind::kOptionalDType:
     case ParamKind::kAny:
       return true;
+    case ParamKind::kTuple: {
+      auto* t = std::get_if<std::shared_ptr<const ParamTuple>>(&v);
+      return t && *t;
+    }
+    case ParamKind::kEnum: {
+      auto* e = std::get_if<ParamEnum>(&v);
+      return e && e->def == spec.enum_def;
+    }
+    case ParamKind::kRecord: {
+      auto* r = std::get_if<std::shared_ptr<const ParamRecord>>(&v);
+      return r && *r && (*r)->def == spec.record_def;
+    }
   }
   return false;
+}
+
+// "a record of type DotDimensionNumbers", for messages.
+std::string spec_kind_str(const ParamSpec& ps) {
+  if (ps.kind == ParamKind::kEnum && ps.enum_def)
+    return std::string(param_kind_name(ps.kind)) + " of type " + ps.enum_def->name;
+  if (ps.kind == ParamKind::kRecord && ps.record_def)
+    return std::string(param_kind_name(ps.kind)) + " of type " + ps.record_def->name;
+  return param_kind_name(ps.kind);
 }
 
 std::string arity_str(const Signature& s) {
@@ -199,10 +227,10 @@ void check_signature(const Primitive& p, size_t nargs, const Params& params) {
       continue;
     }
     ++found;
-    if (!param_matches(ps.kind, *v)) {
+    if (!param_matches(ps, *v)) {
       bad_params(p, params,
-                 "param '" + std::string(ps.name) + "' must be " + param_kind_name(ps.kind) +
-                     ", got " + param_value_str(*v));
+                 "param '" + std::string(ps.name) + "' must be " + spec_kind_str(ps) + ", got " +
+                     param_value_str(*v));
     }
   }
   if (found != params.size() && !sig.open_params) {
@@ -252,6 +280,39 @@ const char* current_op_name() { return t_op_name ? t_op_name : "array"; }
 
 int64_t eval_count() { return g_eval_count.load(); }
 void reset_eval_count() { g_eval_count.store(0); }
+int64_t placement_fixups() { return g_fixups.load(); }
+
+// ---- The axis environment. ----
+namespace {
+thread_local std::vector<AxisEntry> t_axis_env;
+}
+std::span<const AxisEntry> axis_env() { return t_axis_env; }
+const AxisEntry* find_axis(std::string_view name) {
+  for (auto it = t_axis_env.rbegin(); it != t_axis_env.rend(); ++it)
+    if (it->name == name) return &*it;
+  return nullptr;
+}
+AxisEnvScope::AxisEnvScope(AxisEntry e) { t_axis_env.push_back(std::move(e)); }
+AxisEnvScope::~AxisEnvScope() { t_axis_env.pop_back(); }
+
+// ---- Placement (JAX's committed/uncommitted rule). ----
+namespace {
+
+[[noreturn]] void incompatible_devices(const Primitive& p, std::span<const Array> args, size_t i,
+                                       size_t j) {
+  auto arg = [&](size_t k) {
+    const Device* d = args[k].device();
+    return "argument " + std::to_string(k) + " (" + args[k].aval().str() + ") committed to " +
+           d->str() + " (device ids [" + std::to_string(d->id()) + "] on platform " +
+           d->platform() + ")";
+  };
+  throw ValueError(op_message(
+      p.name(), "received incompatible devices: " + arg(i) + " and " + arg(j) +
+                    ". Arrays committed to different devices cannot be combined; move them to "
+                    "one device with device_put(x, device) first"));
+}
+
+}  // namespace
 
 std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<const Array> args,
                                                 const Params& params) {
@@ -279,6 +340,32 @@ std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<co
     avals.push_back(a.aval());
   }
   if (!p.impl) throw_internal("bind", "primitive '" + p.name() + "' has no eager rule");
+  // Placement: the device of the committed arguments (all must agree), else of the first
+  // argument (uncommitted arrays live on the default device), else the default device.
+  ExecContext ctx;
+  bool committed = false;
+  size_t committed_arg = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ArrayImpl& a = *args[i].impl();
+    if (!a.committed) continue;
+    if (!committed) {
+      committed = true;
+      committed_arg = i;
+      ctx.device = a.buffer->device();
+    } else if (a.buffer->device() != ctx.device) {
+      incompatible_devices(p, args, committed_arg, i);
+    }
+  }
+  if (!ctx.device) ctx.device = args.empty() ? default_device() : args[0].impl()->buffer->device();
+  // Uncommitted arguments elsewhere move to the computation's device (as JAX transfers them).
+  std::vector<Array> moved;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].impl()->buffer->device() == ctx.device) continue;
+    if (moved.empty()) moved.assign(args.begin(), args.end());
+    moved[i] = device_put(args[i], ctx.device);
+    moved[i].impl()->committed = false;
+  }
+  if (!moved.empty()) args = moved;
   // bind() checked the signature before handing the call to this trace.
   std::vector<Aval> out_avals = run_abstract_rule(p, avals, params);
   const char* prev = t_op_name;
@@ -288,7 +375,7 @@ std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<co
     ~Restore() { t_op_name = prev; }
   } restore{prev};
   g_eval_count.fetch_add(1, std::memory_order_relaxed);
-  std::vector<Array> outs = p.impl(args, params, out_avals);
+  std::vector<Array> outs = p.impl(ctx, args, params, out_avals);
   // The eager result has the types abstract evaluation promised. A sub-jaxpr impl can return an
   // operand whose weak flag differs from the body's declared type: it gets the promised flag.
   if (outs.size() != out_avals.size()) {
@@ -302,6 +389,19 @@ std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<co
     if (got.weak_type == out_avals[i].weak_type) continue;
     if (got.dtype != out_avals[i].dtype || got.shape != out_avals[i].shape) continue;
     outs[i] = Array(out_avals[i], outs[i].buffer());
+  }
+  // Outputs are on ctx.device (a rule that allocated elsewhere is a bug: counted and moved, so
+  // tests catch it and users still get correct placement), committed when an input was. A
+  // shared handle (an input, a sub-jaxpr's constant) is replaced, never changed in place.
+  for (Array& o : outs) {
+    if (!o.is_concrete()) continue;
+    if (o.impl()->buffer && o.impl()->buffer->device() != ctx.device) {
+      g_fixups.fetch_add(1, std::memory_order_relaxed);
+      o = device_put(o, ctx.device);
+    }
+    if (o.impl()->committed == committed) continue;
+    if (o.impl().use_count() != 1) o = Array(o.aval(), o.impl()->buffer);
+    o.impl()->committed = committed;
   }
   return outs;
 }

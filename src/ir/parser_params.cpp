@@ -21,6 +21,7 @@
 #include "ir/parser_ast.h"
 #include "tessera/errors.h"
 #include "tessera/jaxpr_parse.h"
+#include "tessera/param_types.h"
 
 namespace tessera::jaxpr_parse {
 
@@ -121,20 +122,19 @@ std::optional<std::vector<int64_t>> int_list(std::string_view src, const ParamAs
   return xs;
 }
 
-// A syntax-tree tuple of int words, as Tessera prints a tuple of ints.
-ParamAst int_tuple_ast(const std::vector<int64_t>& xs, size_t off, size_t key_off) {
-  ParamAst p;
-  p.kind = ParamAst::kTuple;
-  p.off = off;
-  p.key_off = key_off;
-  for (int64_t x : xs) {
-    ParamAst w;
-    w.text = std::to_string(x);
-    w.off = off;
-    p.items.push_back(std::move(w));
+// Integers in a structured param's text that do not fit in int64 are an error of their own.
+void check_int_words(std::string_view src, std::string_view text, size_t off) {
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = i;
+    while (j < text.size() && text[j] != ',' && text[j] != '(' && text[j] != ')' &&
+           text[j] != '[' && text[j] != ']' && text[j] != ' ' && text[j] != '=' && text[j] != '\n')
+      ++j;
+    const std::string_view w = text.substr(i, j - i);
+    if (!w.empty() && looks_like_int(w) && !parse_int(w))
+      fail_at(src, off, "the integer " + std::string(w) + " does not fit in int64");
+    i = j + 1;
   }
-  p.text = param_value_str(xs);
-  return p;
 }
 
 bool sig_has(const Primitive& p, std::string_view key, ParamKind* kind = nullptr) {
@@ -164,6 +164,7 @@ std::optional<EqnAst> jax_params(std::string_view src, const Primitive& p, const
   const Signature& sig = p.signature;
   const bool closed = sig.declared() && !sig.open_params;
   std::vector<std::pair<std::string, ParamAst>> out;
+  std::map<std::string, const ParamAst*> old_dot;
   bool changed = false;
   for (const auto& [k, v] : e.params) {
     const bool is_none = v.kind == ParamAst::kWord && v.text == "None";
@@ -181,33 +182,43 @@ std::optional<EqnAst> jax_params(std::string_view src, const Primitive& p, const
       changed = true;
       continue;
     }
-    if (e.prim == "dot_general" && k == "dimension_numbers") {
-      // ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))
-      auto bad = [&]() {
-        fail_at(src, v.off,
-                "dot_general's dimension_numbers must be ((lhs_contracting, rhs_contracting), "
-                "(lhs_batch, rhs_batch)) with lists of ints, as JAX prints "
-                "(([1], [0]), ([], [])), got " +
-                    v.text);
-      };
-      if (v.kind != ParamAst::kTuple || v.items.size() != 2) bad();
-      std::vector<std::vector<int64_t>> parts;
-      for (const ParamAst& pair : v.items) {
-        if (pair.kind != ParamAst::kTuple || pair.items.size() != 2) bad();
-        for (const ParamAst& l : pair.items) {
-          auto xs = int_list(src, l);
-          if (!xs) bad();
-          parts.push_back(std::move(*xs));
-        }
-      }
-      const char* names[] = {"lhs_contracting_dimensions", "rhs_contracting_dimensions",
-                             "lhs_batch_dimensions", "rhs_batch_dimensions"};
-      for (size_t i = 0; i < 4; ++i)
-        out.emplace_back(names[i], int_tuple_ast(parts[i], v.off, v.key_off));
+    if (e.prim == "dot_general" && k.ends_with("_dimensions") && !sig_has(p, k)) {
+      // Tessera's earlier form: four int tuples, read into one dimension_numbers record.
+      old_dot[k] = &v;
       changed = true;
       continue;
     }
     out.emplace_back(k, v);
+  }
+  if (!old_dot.empty()) {
+    const char* names[] = {"lhs_contracting_dimensions", "rhs_contracting_dimensions",
+                           "lhs_batch_dimensions", "rhs_batch_dimensions"};
+    std::vector<int64_t> parts[4];
+    size_t off = 0, key_off = 0;
+    for (size_t i = 0; i < 4; ++i) {
+      auto it = old_dot.find(names[i]);
+      if (it == old_dot.end())
+        fail_at(src, e.off,
+                std::string("dot_general's ") + names[i] +
+                    " is missing (give dimension_numbers=((lhs_contracting, "
+                    "rhs_contracting), (lhs_batch, rhs_batch)) as JAX prints it)");
+      auto xs = int_list(src, *it->second);
+      if (!xs) fail_at(src, it->second->off, std::string(names[i]) + " must be a tuple of ints");
+      parts[i] = std::move(*xs);
+      off = it->second->off;
+      key_off = it->second->key_off;
+    }
+    if (old_dot.size() != 4)
+      for (const auto& [k, v] : old_dot)
+        if (std::find(std::begin(names), std::end(names), k) == std::end(names))
+          fail_at(src, v->key_off, "dot_general has no param '" + k + "'");
+    ParamAst d;
+    d.kind = ParamAst::kWord;
+    d.text =
+        param_value_str(DotDimensionNumbers{parts[0], parts[1], parts[2], parts[3]}.to_param());
+    d.off = off;
+    d.key_off = key_off;
+    out.emplace_back("dimension_numbers", std::move(d));
   }
   if (!changed) return std::nullopt;
   EqnAst n = e;
@@ -381,6 +392,31 @@ class Elaborator {
   std::vector<ParamValue> candidates(const EqnAst& e, const std::string& key, const ParamAst& v,
                                      const std::vector<Aval>& ins, bool use_hints) {
     std::vector<ParamValue> c;
+    // Structured params (tuples, enums, records) are read as the signature says.
+    const ParamSpec* spec = nullptr;
+    for (const ParamSpec& ps : find_primitive(e.prim)->signature.params)
+      if (key == ps.name) spec = &ps;
+    if (spec && (spec->kind == ParamKind::kTuple || spec->kind == ParamKind::kEnum ||
+                 spec->kind == ParamKind::kRecord)) {
+      check_int_words(src_, v.text, v.off);
+      auto pv = parse_param_text(v.text, spec);
+      if (!pv) {
+        std::string want = "a tuple";
+        if (spec->record_def) {
+          // An example of the form: the record with empty fields, as JAX prints it.
+          const RecordDef& d = *spec->record_def;
+          want = std::string("a ") + d.name + " written as JAX prints it, e.g. " +
+                 param_value_str(make_record_param(
+                     d, std::vector<ParamValue>(d.fields.size(), std::vector<int64_t>{})));
+        } else if (spec->enum_def) {
+          want = std::string("a ") + spec->enum_def->name + " value such as " +
+                 spec->enum_def->name + "." + spec->enum_def->members.front();
+        }
+        fail_at(src_, v.off, e.prim + "'s " + key + " must be " + want + ", got " + v.text);
+      }
+      c.push_back(std::move(*pv));
+      return c;
+    }
     switch (v.kind) {
       case ParamAst::kOpaque:
         opaque(e, key, v);

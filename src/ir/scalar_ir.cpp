@@ -101,8 +101,13 @@ std::string Program::str() const {
   std::string s;
   for (size_t i = 0; i < instrs.size(); ++i) {
     const Instr& in = instrs[i];
-    s += "%" + std::to_string(i) + ":" + std::string(dtype_short_name(in.type)) + " = " +
-         op_name(in.op);
+    // Appended piecewise (GCC 12 warns falsely about "literal" + std::string temporaries).
+    s += '%';
+    s += std::to_string(i);
+    s += ':';
+    s += dtype_short_name(in.type);
+    s += " = ";
+    s += op_name(in.op);
     if (in.op == Op::kInput) s += " " + std::to_string(in.index);
     if (in.op == Op::kExtern) s += std::string(" @") + fn_name(static_cast<Fn>(in.index));
     if (in.op == Op::kConst) {

@@ -32,7 +32,8 @@ void define_stop_gradient() {
           op_message("stop_gradient", "takes 1 operand, got " + std::to_string(in.size())));
     return std::vector<Aval>{in[0]};
   };
-  p.impl = [](std::span<const Array> args, const Params&, std::span<const Aval>) {
+  p.impl = [](const ExecContext&, std::span<const Array> args, const Params&,
+              std::span<const Aval>) {
     return std::vector<Array>{args[0]};  // arrays are immutable: the same buffer
   };
   p.jvp = [](std::span<const Array> primals, std::span<const Array>, const Params& params) {
@@ -40,7 +41,8 @@ void define_stop_gradient() {
     std::vector<Array> outs = tessera::bind(stop_gradient, primals, params);
     return std::make_pair(std::move(outs), std::vector<Array>{Array()});
   };
-  p.batch = [](std::span<const Array> args, std::span<const int64_t> dims, const Params& params) {
+  p.batch = [](const BatchAxis&, std::span<const Array> args, std::span<const int64_t> dims,
+               const Params& params) {
     return std::make_pair(tessera::bind(stop_gradient, args, params),
                           std::vector<int64_t>{dims[0]});
   };
@@ -52,7 +54,7 @@ void define_custom_lin() {
   p.abstract_eval = [](std::span<const Aval>, const Params& params) {
     return custom_lin_param(params).out_avals;
   };
-  p.impl = [](std::span<const Array>, const Params& params,
+  p.impl = [](const ExecContext&, std::span<const Array>, const Params& params,
               std::span<const Aval>) -> std::vector<Array> {
     throw TypeError(
         op_message("custom_lin",

@@ -111,11 +111,12 @@ void argminmax_kernel(const T* x, int64_t O, int64_t R, int64_t In, I* idx) {
 }
 
 template <bool kMax>
-std::vector<Array> argminmax_impl(const char* op, std::span<const Array> args, const Params& p,
+std::vector<Array> argminmax_impl(const ExecContext& ctx, const char* op,
+                                  std::span<const Array> args, const Params& p,
                                   std::span<const Aval> outs) {
   const Array& x = args[0];
   const Aval& oa = outs[0];
-  Array out = empty_array(oa, op);
+  Array out = empty_array(oa, op, ctx.device);
   if (oa.size() == 0) return {out};
   const int64_t axis = p.get_ints("axes")[0];
   int64_t O = 1, In = 1;
@@ -138,7 +139,7 @@ std::vector<Array> argminmax_impl(const char* op, std::span<const Array> args, c
 // The axis shifts past the batch axis, which stays where it is (after the kept axes before it).
 BatchRule argminmax_batch(const Primitive& prim) {
   const Primitive* pp = &prim;
-  return [pp](std::span<const Array> args, std::span<const int64_t> dims,
+  return [pp](const BatchAxis&, std::span<const Array> args, std::span<const int64_t> dims,
               const Params& p) -> batching::BatchOut {
     const int64_t b = dims[0], axis = p.get_ints("axes")[0];
     Params np = p;
@@ -152,9 +153,8 @@ void set_rules(Primitive& prim, const char* name) {
   prim.abstract_eval = [name](std::span<const Aval> in, const Params& p) {
     return argminmax_abstract(name, in, p);
   };
-  prim.impl = [name](std::span<const Array> a, const Params& p, std::span<const Aval> o) {
-    return argminmax_impl<kMax>(name, a, p, o);
-  };
+  prim.impl = [name](const ExecContext& ctx, std::span<const Array> a, const Params& p,
+                     std::span<const Aval> o) { return argminmax_impl<kMax>(ctx, name, a, p, o); };
   prim.jvp = ad::zero_jvp(prim);  // the output is an integer: no tangent
   prim.batch = argminmax_batch(prim);
   register_primitive(prim);

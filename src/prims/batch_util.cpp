@@ -94,7 +94,7 @@ Aligned align_broadcasting(std::span<const Array> args, std::span<const int64_t>
 
 BatchRule vectorized_rule(const Primitive& p) {
   const Primitive* prim = &p;
-  return [prim](std::span<const Array> args, std::span<const int64_t> dims,
+  return [prim](const BatchAxis&, std::span<const Array> args, std::span<const int64_t> dims,
                 const Params& params) -> BatchOut {
     return {tessera::bind(*prim, args, params), {dims[0]}};
   };
@@ -102,7 +102,7 @@ BatchRule vectorized_rule(const Primitive& p) {
 
 BatchRule broadcasting_rule(const Primitive& p) {
   const Primitive* prim = &p;
-  return [prim](std::span<const Array> args, std::span<const int64_t> dims,
+  return [prim](const BatchAxis&, std::span<const Array> args, std::span<const int64_t> dims,
                 const Params& params) -> BatchOut {
     Aligned a = align_broadcasting(args, dims);
     return {tessera::bind(*prim, a.args, params), {a.out_dim}};

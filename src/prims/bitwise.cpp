@@ -216,8 +216,9 @@ void define_not() {
   not_.abstract_eval = [](std::span<const Aval> in, const Params&) {
     return unary_abstract("not", Accept::kBoolOrInt, in);
   };
-  not_.impl = [](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
-    return elementwise::unary_impl(kLayer, "not", args, out_avals,
+  not_.impl = [](const ExecContext& ctx, std::span<const Array> args, const Params&,
+                 std::span<const Aval> out_avals) {
+    return elementwise::unary_impl(ctx, kLayer, "not", args, out_avals,
                                    NotK{is_bool(out_avals[0].dtype)});
   };
 }
@@ -261,7 +262,7 @@ std::vector<Aval> bitcast_abstract(std::span<const Aval> in, const Params& param
 }
 
 // The bytes do not change: the result is the operand's buffer under the new aval.
-std::vector<Array> bitcast_impl(std::span<const Array> args, const Params&,
+std::vector<Array> bitcast_impl(const ExecContext&, std::span<const Array> args, const Params&,
                                 std::span<const Aval> out_avals) {
   return {Array(out_avals[0], args[0].buffer("bitcast_convert_type"))};
 }
@@ -344,13 +345,13 @@ void reduce_precision_run(const Array& x, Array& out, int src_e, int src_m, int6
                [&](int64_t b, int64_t en) { k(px + b, py + b, en - b); });
 }
 
-std::vector<Array> reduce_precision_impl(std::span<const Array> args, const Params& params,
-                                         std::span<const Aval> out_avals) {
+std::vector<Array> reduce_precision_impl(const ExecContext& ctx, std::span<const Array> args,
+                                         const Params& params, std::span<const Aval> out_avals) {
   const Aval& oa = out_avals[0];
   const Array& x = args[0];
   const int64_t e = params.get_int("exponent_bits");
   const int64_t m = params.get_int("mantissa_bits");
-  Array out = empty_array(oa, "reduce_precision");
+  Array out = empty_array(oa, "reduce_precision", ctx.device);
   if (oa.size() == 0) return {out};
   switch (oa.dtype) {
     case DType::kFloat16:
@@ -395,8 +396,8 @@ std::vector<Array> reduce_precision_transpose(std::span<const Array> ct,
 // bitcast_convert_type only changes the trailing dim: the batch dim stays where it is, except
 // that a widening bitcast consumes the last axis, so a batch axis there first moves one place
 // in (the widened result keeps it at that place).
-batching::BatchOut bitcast_batch(std::span<const Array> args, std::span<const int64_t> dims,
-                                 const Params& params) {
+batching::BatchOut bitcast_batch(const BatchAxis&, std::span<const Array> args,
+                                 std::span<const int64_t> dims, const Params& params) {
   Array x = args[0];
   int64_t d = dims[0];
   const bool widening = itemsize(params.get_dtype("new_dtype")) > itemsize(x.dtype());

@@ -154,10 +154,19 @@ batching::BatchOut batch_mapped(const Primitive& p, std::span<const Array> args,
 
 // ---- debug_callback ----
 
+// A host function's results (made wherever it made them, usually uncommitted on the default
+// device) placed on the callback's device.
+std::vector<Array> on_device(const ExecContext& ctx, std::vector<Array> outs) {
+  for (Array& o : outs)
+    if (o.is_concrete() && o.device() != ctx.device) o = device_put(o, ctx.device);
+  return outs;
+}
+
 void define_debug_callback() {
   Primitive& p = debug_callback_p;
   p.abstract_eval = [](std::span<const Aval>, const Params&) { return std::vector<Aval>{}; };
-  p.impl = [](std::span<const Array> args, const Params& params, std::span<const Aval>) {
+  p.impl = [](const ExecContext&, std::span<const Array> args, const Params& params,
+              std::span<const Aval>) {
     call_host(host_of(params, "debug_callback"), args);
     return std::vector<Array>{};
   };
@@ -177,7 +186,8 @@ void define_debug_callback() {
     throw ValueError("Transpose doesn't support debugging callbacks.");
   };
   // One call per batch member, in order (JAX unrolls it the same way).
-  p.batch = [](std::span<const Array> args, std::span<const int64_t> dims, const Params& params) {
+  p.batch = [](const BatchAxis&, std::span<const Array> args, std::span<const int64_t> dims,
+               const Params& params) {
     return batch_sequential(debug_callback_p, args, dims, params, {});
   };
   register_primitive(p);
@@ -185,8 +195,8 @@ void define_debug_callback() {
 
 // ---- pure_callback ----
 
-batching::BatchOut batch_pure_callback(std::span<const Array> args, std::span<const int64_t> dims,
-                                       const Params& params) {
+batching::BatchOut batch_pure_callback(const BatchAxis&, std::span<const Array> args,
+                                       std::span<const int64_t> dims, const Params& params) {
   const std::vector<Aval>& results = results_of(params, "pure_callback");
   VmapMethod method = parse_vmap_method(params.get<std::string>("vmap_method"));
   int64_t size = batching::batch_size(args, dims);
@@ -227,8 +237,10 @@ void define_pure_callback() {
   p.abstract_eval = [](std::span<const Aval>, const Params& params) {
     return results_of(params, "pure_callback");
   };
-  p.impl = [](std::span<const Array> args, const Params& params, std::span<const Aval> out) {
-    return check_results("pure_callback", call_host(host_of(params, "pure_callback"), args), out);
+  p.impl = [](const ExecContext& ctx, std::span<const Array> args, const Params& params,
+              std::span<const Aval> out) {
+    return on_device(ctx, check_results("pure_callback",
+                                        call_host(host_of(params, "pure_callback"), args), out));
   };
   p.jvp = [](std::span<const Array>, std::span<const Array>, const Params&) -> ad::JvpOut {
     throw ValueError(
@@ -252,8 +264,10 @@ void define_io_callback() {
   p.abstract_eval = [](std::span<const Aval>, const Params& params) {
     return results_of(params, "io_callback");
   };
-  p.impl = [](std::span<const Array> args, const Params& params, std::span<const Aval> out) {
-    return check_results("io_callback", call_host(host_of(params, "io_callback"), args), out);
+  p.impl = [](const ExecContext& ctx, std::span<const Array> args, const Params& params,
+              std::span<const Aval> out) {
+    return on_device(
+        ctx, check_results("io_callback", call_host(host_of(params, "io_callback"), args), out));
   };
   p.effects = [](const Params& params) {
     return std::vector<Effect>{params.get_bool("ordered") ? kOrderedIOEffect : kIOEffect};
@@ -265,7 +279,8 @@ void define_io_callback() {
                    const Params&) -> std::vector<Array> {
     throw ValueError("IO callbacks do not support transpose.");
   };
-  p.batch = [](std::span<const Array> args, std::span<const int64_t> dims, const Params& params) {
+  p.batch = [](const BatchAxis&, std::span<const Array> args, std::span<const int64_t> dims,
+               const Params& params) {
     if (params.get_bool("ordered")) throw ValueError("Cannot `vmap` ordered IO callback.");
     return batch_mapped(io_callback_p, args, dims, params);
   };

@@ -14,6 +14,7 @@
 #include "prims/custom_derivatives.h"
 #include "prims/prims.h"
 #include "tessera/errors.h"
+#include "tessera/param_types.h"
 
 namespace tessera::prims {
 
@@ -73,7 +74,8 @@ void define_remat() {
     }
     return out_avals_of(j);
   };
-  p.impl = [](std::span<const Array> args, const Params& params, std::span<const Aval>) {
+  p.impl = [](const ExecContext&, std::span<const Array> args, const Params& params,
+              std::span<const Aval>) {
     return eval_jaxpr(*params.get<JaxprPtr>("jaxpr"), {}, args);
   };
   p.jvp = remat_jvp;
@@ -93,9 +95,8 @@ void define_name() {
       throw TypeError(op_message("name", "takes 1 operand, got " + std::to_string(in.size())));
     return std::vector<Aval>{in[0]};
   };
-  p.impl = [](std::span<const Array> args, const Params&, std::span<const Aval>) {
-    return std::vector<Array>{args[0]};
-  };
+  p.impl = [](const ExecContext&, std::span<const Array> args, const Params&,
+              std::span<const Aval>) { return std::vector<Array>{args[0]}; };
   // The primal is named; the tangent passes through unnamed (as JAX's name_jvp).
   p.jvp = [](std::span<const Array> primals, std::span<const Array> tangents,
              const Params& params) {
@@ -104,7 +105,8 @@ void define_name() {
   };
   p.transpose = [](std::span<const Array> cts, std::span<const Array>, std::span<const Aval>,
                    const Params&) { return std::vector<Array>{cts[0]}; };
-  p.batch = [](std::span<const Array> args, std::span<const int64_t> dims, const Params& params) {
+  p.batch = [](const BatchAxis&, std::span<const Array> args, std::span<const int64_t> dims,
+               const Params& params) {
     return std::make_pair(std::vector<Array>{bind1(name_p, {args[0]}, params)},
                           std::vector<int64_t>{dims[0]});
   };
@@ -190,8 +192,10 @@ CheckpointPolicy dots_with_no_batch_dims_saveable() {
   static const CheckpointPolicy p =
       make("dots_with_no_batch_dims_saveable",
            [](const Primitive& q, std::span<const Aval>, const Params& params) {
-             return is_dot(q) && params.get_ints("lhs_batch_dimensions").empty() &&
-                    params.get_ints("rhs_batch_dimensions").empty();
+             if (!is_dot(q)) return false;
+             const DotDimensionNumbers d = DotDimensionNumbers::from_param(
+                 params.get_record("dimension_numbers", kDotDimensionNumbersDef));
+             return d.lhs_batch.empty() && d.rhs_batch.empty();
            });
   return p;
 }

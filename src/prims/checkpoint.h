@@ -60,7 +60,8 @@ std::pair<std::vector<Array>, std::vector<Array>> remat_jvp(std::span<const Arra
                                                             const Params& params);
 std::vector<Array> remat_transpose(std::span<const Array> cts, std::span<const Array> args,
                                    std::span<const Aval> arg_avals, const Params& params);
-std::pair<std::vector<Array>, std::vector<int64_t>> remat_batch(std::span<const Array> args,
+std::pair<std::vector<Array>, std::vector<int64_t>> remat_batch(const BatchAxis&,
+                                                                std::span<const Array> args,
                                                                 std::span<const int64_t> dims,
                                                                 const Params& params);
 

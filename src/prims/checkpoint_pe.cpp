@@ -324,7 +324,8 @@ std::vector<Array> remat_transpose(std::span<const Array> cts, std::span<const A
   return out;
 }
 
-std::pair<std::vector<Array>, std::vector<int64_t>> remat_batch(std::span<const Array> args,
+std::pair<std::vector<Array>, std::vector<int64_t>> remat_batch(const BatchAxis&,
+                                                                std::span<const Array> args,
                                                                 std::span<const int64_t> dims,
                                                                 const Params& params) {
   JaxprPtr body = params.get<JaxprPtr>("jaxpr");

@@ -68,12 +68,12 @@ std::vector<Aval> concatenate_abstract(std::span<const Aval> in, const Params& p
   return {Aval{out, in[0].dtype, weak}};
 }
 
-std::vector<Array> concatenate_impl(std::span<const Array> args, const Params& p,
-                                    std::span<const Aval> outs) {
+std::vector<Array> concatenate_impl(const ExecContext& ctx, std::span<const Array> args,
+                                    const Params& p, std::span<const Aval> outs) {
   const Aval& oa = outs[0];
   if (args.size() == 1) return {Array(oa, args[0].buffer())};
   const int64_t dim = p.get_int("dimension");
-  Array out = empty_array(oa, "concatenate");
+  Array out = empty_array(oa, "concatenate", ctx.device);
   if (oa.size() == 0) return {out};
   const std::vector<int64_t> ost = row_major_strides(oa.shape);
   int64_t offset = 0;
@@ -123,8 +123,8 @@ std::vector<Array> concatenate_transpose(std::span<const Array> cts, std::span<c
 
 // Batched operands meet at their most common batch position; unbatched ones are broadcast
 // there (concatenate cannot broadcast by itself).
-BatchOut concatenate_batch(std::span<const Array> args, std::span<const int64_t> bdims,
-                           const Params& p) {
+BatchOut concatenate_batch(const BatchAxis&, std::span<const Array> args,
+                           std::span<const int64_t> bdims, const Params& p) {
   const int64_t B = batching::batch_size(args, bdims);
   int64_t rank = 0;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -204,7 +204,7 @@ std::vector<Aval> pad_abstract(std::span<const Aval> in, const Params& p) {
   return {Aval{out, x.dtype, x.weak_type && v.weak_type}};
 }
 
-std::vector<Array> pad_impl(std::span<const Array> args, const Params& p,
+std::vector<Array> pad_impl(const ExecContext& ctx, std::span<const Array> args, const Params& p,
                             std::span<const Aval> outs) {
   const Array& x = args[0];
   const Aval& oa = outs[0];
@@ -212,7 +212,7 @@ std::vector<Array> pad_impl(std::span<const Array> args, const Params& p,
   bool none = true;
   for (const auto& c : cfg) none = none && c.low == 0 && c.high == 0 && c.interior == 0;
   if (none) return {Array(oa, x.buffer())};
-  Array out = empty_array(oa, "pad");
+  Array out = empty_array(oa, "pad", ctx.device);
   if (oa.size() == 0) return {out};
   const size_t elem = itemsize(oa.dtype);
   slicing_kernels::fill(out.buffer()->data(), args[1].raw_data(), elem, oa.size());
@@ -279,7 +279,8 @@ std::vector<Array> pad_transpose(std::span<const Array> cts, std::span<const Arr
 
 // An unbatched padding value: the batch axis is not padded. A batched one: pad with zeros and
 // select each example's value where the padding is (a mask padded the same way).
-BatchOut pad_batch(std::span<const Array> args, std::span<const int64_t> bdims, const Params& p) {
+BatchOut pad_batch(const BatchAxis&, std::span<const Array> args, std::span<const int64_t> bdims,
+                   const Params& p) {
   const int64_t B = batching::batch_size(args, bdims);
   const std::vector<lax::PadConfig> cfg = pad_config(p);
   const Array& v = args[1];

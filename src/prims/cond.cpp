@@ -166,7 +166,7 @@ std::vector<Aval> cond_abstract_eval(std::span<const Aval> in, const Params& par
   return cf::out_avals(*br[0]);
 }
 
-std::vector<Array> cond_impl(std::span<const Array> args, const Params& params,
+std::vector<Array> cond_impl(const ExecContext&, std::span<const Array> args, const Params& params,
                              std::span<const Aval>) {
   const JaxprList& br = branches_of(params);
   int64_t i = args[0].item<int64_t>();
@@ -350,8 +350,8 @@ Array bcast_leading(const Array& pred, const Array& x) {
   return lax::broadcast_in_dim(pred, x.shape(), {0});
 }
 
-batching::BatchOut cond_batch(std::span<const Array> vals, std::span<const int64_t> dims,
-                              const Params& params) {
+batching::BatchOut cond_batch(const BatchAxis&, std::span<const Array> vals,
+                              std::span<const int64_t> dims, const Params& params) {
   const JaxprList& br = branches_of(params);
   const int64_t size = batching::batch_size(vals, dims);
   const size_t n = vals.size() - 1, m = br[0]->outvars.size();

@@ -186,10 +186,10 @@ void scan_kernel(const T* x, T* y, int64_t O, int64_t N, int64_t In, bool revers
 }
 
 template <Kind K>
-std::vector<Array> cum_impl(const char* op, std::span<const Array> args, const Params& p,
-                            std::span<const Aval> outs) {
+std::vector<Array> cum_impl(const ExecContext& ctx, const char* op, std::span<const Array> args,
+                            const Params& p, std::span<const Aval> outs) {
   const Array& x = args[0];
-  Array out = empty_array(outs[0], op);
+  Array out = empty_array(outs[0], op, ctx.device);
   if (outs[0].size() == 0) return {out};
   const int64_t axis = p.get_int("axis");
   const bool reverse = p.get_bool("reverse");
@@ -272,9 +272,8 @@ void set_rules(Primitive& prim, const char* name) {
   prim.abstract_eval = [name](std::span<const Aval> in, const Params& p) {
     return cum_abstract(name, K == Kind::kLogSumExp, in, p);
   };
-  prim.impl = [name](std::span<const Array> a, const Params& p, std::span<const Aval> o) {
-    return cum_impl<K>(name, a, p, o);
-  };
+  prim.impl = [name](const ExecContext& ctx, std::span<const Array> a, const Params& p,
+                     std::span<const Aval> o) { return cum_impl<K>(ctx, name, a, p, o); };
   const Primitive* pp = &prim;
   if constexpr (K == Kind::kSum) {
     prim.jvp = [pp](std::span<const Array> ps, std::span<const Array> ts, const Params& p) {
@@ -296,7 +295,7 @@ void set_rules(Primitive& prim, const char* name) {
     };
     return lax::associative_scan(fn, {a[0]}, p.get_bool("reverse"), p.get_int("axis"));
   };
-  prim.batch = [pp](std::span<const Array> args, std::span<const int64_t> dims,
+  prim.batch = [pp](const BatchAxis&, std::span<const Array> args, std::span<const int64_t> dims,
                     const Params& p) -> batching::BatchOut {
     const int64_t b = dims[0], axis = p.get_int("axis");
     return {{bind_cum(*pp, args[0], axis < b ? axis : axis + 1, p.get_bool("reverse"))}, {b}};

@@ -127,8 +127,8 @@ std::pair<JaxprPtr, std::vector<Array>> batch_call(JaxprPtr call, std::span<cons
 
 // ---- custom_jvp_call ----
 
-batching::BatchOut batch_custom_jvp(std::span<const Array> vals, std::span<const int64_t> dims,
-                                    const Params& params) {
+batching::BatchOut batch_custom_jvp(const BatchAxis&, std::span<const Array> vals,
+                                    std::span<const int64_t> dims, const Params& params) {
   int64_t nc = params.get_int("num_consts");
   int64_t size = batching::batch_size(vals, dims);
   auto [call, new_consts] = batch_call(params.get<JaxprPtr>("call_jaxpr"), vals, dims, size);
@@ -231,9 +231,8 @@ void define_custom_jvp_call() {
   p.abstract_eval = [](std::span<const Aval> in, const Params& params) {
     return call_abstract("custom_jvp_call", in, params);
   };
-  p.impl = [](std::span<const Array> args, const Params& params, std::span<const Aval>) {
-    return eval_jaxpr(call_of(params), {}, args);
-  };
+  p.impl = [](const ExecContext&, std::span<const Array> args, const Params& params,
+              std::span<const Aval>) { return eval_jaxpr(call_of(params), {}, args); };
   p.jvp = jvp_custom_jvp;
   p.batch = batch_custom_jvp;
   register_primitive(p);
@@ -309,8 +308,8 @@ VjpOverride vjp_custom_vjp(std::span<const Array> primals, const Params& params)
   return VjpOverride{std::move(outs), std::move(res), std::move(fn)};
 }
 
-batching::BatchOut batch_custom_vjp(std::span<const Array> vals, std::span<const int64_t> dims,
-                                    const Params& params) {
+batching::BatchOut batch_custom_vjp(const BatchAxis&, std::span<const Array> vals,
+                                    std::span<const int64_t> dims, const Params& params) {
   int64_t nc = params.get_int("num_consts");
   int64_t size = batching::batch_size(vals, dims);
   size_t nout = call_of(params).outvars.size();
@@ -373,9 +372,8 @@ void define_custom_vjp_call() {
   p.abstract_eval = [](std::span<const Aval> in, const Params& params) {
     return call_abstract("custom_vjp_call", in, params);
   };
-  p.impl = [](std::span<const Array> args, const Params& params, std::span<const Aval>) {
-    return eval_jaxpr(call_of(params), {}, args);
-  };
+  p.impl = [](const ExecContext&, std::span<const Array> args, const Params& params,
+              std::span<const Aval>) { return eval_jaxpr(call_of(params), {}, args); };
   p.jvp = [](std::span<const Array>, std::span<const Array>, const Params&) -> ad::JvpOut {
     throw TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.");
   };

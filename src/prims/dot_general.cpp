@@ -21,6 +21,7 @@
 #include "runtime/blas.h"
 #include "runtime/thread_pool.h"
 #include "tessera/lax.h"
+#include "tessera/param_types.h"
 
 namespace tessera::prims {
 
@@ -37,8 +38,9 @@ struct DimNums {
 };
 
 DimNums dim_nums(const Params& p) {
-  return {p.get_ints("lhs_contracting_dimensions"), p.get_ints("rhs_contracting_dimensions"),
-          p.get_ints("lhs_batch_dimensions"), p.get_ints("rhs_batch_dimensions")};
+  const DotDimensionNumbers d =
+      DotDimensionNumbers::from_param(p.get_record("dimension_numbers", kDotDimensionNumbersDef));
+  return {d.lhs_contracting, d.rhs_contracting, d.lhs_batch, d.rhs_batch};
 }
 
 // Dims that are neither batch nor contracting, in increasing order.
@@ -244,7 +246,8 @@ bool make_view(const Shape& s, const std::vector<int64_t>& batch, const std::vec
 Array transpose_copy(const Array& x, const std::vector<int64_t>& perm) {
   const Params p{{"permutation", perm}};
   const Aval a{pick(x.shape(), perm), x.dtype(), false};
-  return transpose.impl(std::span<const Array>(&x, 1), p, std::span<const Aval>(&a, 1))[0];
+  const ExecContext ctx{x.device()};
+  return transpose.impl(ctx, std::span<const Array>(&x, 1), p, std::span<const Aval>(&a, 1))[0];
 }
 
 std::vector<int64_t> concat(std::initializer_list<const std::vector<int64_t>*> parts) {
@@ -358,7 +361,7 @@ void blas_dot(const Array& lhs, const Array& rhs, const DimNums& dn, const Sizes
 // Elementwise conversion to the compute type C.
 template <class C>
 Array convert_to(const Array& x) {
-  Array out = empty_array(Aval{x.shape(), dtype_v<C>, false}, "dot_general");
+  Array out = empty_array(Aval{x.shape(), dtype_v<C>, false}, "dot_general", x.device());
   C* d = static_cast<C*>(out.buffer()->data());
   kernels::dispatch_dtype(x.dtype(), [&]<class T>() {
     const T* s = static_cast<const T*>(x.raw_data());
@@ -397,7 +400,7 @@ void float_dot(const Array& lhs, const Array& rhs, const DimNums& dn, const Size
     blas_dot<C>(l, r, dn, sz, static_cast<C*>(out.buffer()->data()));
     return;
   }
-  Array tmp = empty_array(Aval{out.shape(), dtype_v<C>, false}, "dot_general");
+  Array tmp = empty_array(Aval{out.shape(), dtype_v<C>, false}, "dot_general", out.device());
   const C* t = static_cast<const C*>(tmp.buffer()->data());
   blas_dot<C>(l, r, dn, sz, static_cast<C*>(tmp.buffer()->data()));
   kernels::dispatch_dtype(out.dtype(), [&]<class R>() {
@@ -476,13 +479,13 @@ void integer_dot(const Array& lhs, const Array& rhs, const DimNums& dn, const Si
   });
 }
 
-std::vector<Array> dot_general_impl(std::span<const Array> args, const Params& p,
-                                    std::span<const Aval> outs) {
+std::vector<Array> dot_general_impl(const ExecContext& ctx, std::span<const Array> args,
+                                    const Params& p, std::span<const Aval> outs) {
   const Array& lhs = args[0];
   const Array& rhs = args[1];
   const Aval& oa = outs[0];
   const DimNums dn = dim_nums(p);
-  Array out = empty_array(oa, "dot_general");
+  Array out = empty_array(oa, "dot_general", ctx.device);
   if (oa.size() == 0) return {out};
   Sizes sz;
   sz.B = shape_size(pick(lhs.shape(), dn.lb));
@@ -619,8 +622,8 @@ std::vector<Array> dot_general_transpose(std::span<const Array> cts, std::span<c
 // pair, so the output's batch axis is 0. One side batched: its batch axis becomes one of its
 // free dims, and the output's batch axis is where dot_general puts that free dim (batch dims,
 // then lhs free dims, then rhs free dims, each in increasing order).
-batching::BatchOut dot_general_batch(std::span<const Array> args, std::span<const int64_t> dims,
-                                     const Params& p) {
+batching::BatchOut dot_general_batch(const BatchAxis&, std::span<const Array> args,
+                                     std::span<const int64_t> dims, const Params& p) {
   using batching::kNotMapped;
   using batching::shift_dims;
   DimNums dn = dim_nums(p);
@@ -652,10 +655,7 @@ batching::BatchOut dot_general_batch(std::span<const Array> args, std::span<cons
               count_below(free_dims(rhs.ndim(), dn.rb, dn.rc), br);
   }
   Params np = p;
-  np.set("lhs_contracting_dimensions", dn.lc);
-  np.set("rhs_contracting_dimensions", dn.rc);
-  np.set("lhs_batch_dimensions", dn.lb);
-  np.set("rhs_batch_dimensions", dn.rb);
+  np.set("dimension_numbers", DotDimensionNumbers{dn.lc, dn.rc, dn.lb, dn.rb}.to_param());
   return {tessera::bind(dot_general, args, np), {out_dim}};
 }
 
@@ -664,12 +664,9 @@ batching::BatchOut dot_general_batch(std::span<const Array> args, std::span<cons
 void register_dot_general() {
   dot_general.kind = PrimitiveKind::kContraction;
   // preferred_element_type is absent or None for the operands' dtype.
-  dot_general.signature =
-      Signature::fixed(2, {{"lhs_contracting_dimensions", ParamKind::kInts},
-                           {"rhs_contracting_dimensions", ParamKind::kInts},
-                           {"lhs_batch_dimensions", ParamKind::kInts},
-                           {"rhs_batch_dimensions", ParamKind::kInts},
-                           {"preferred_element_type", ParamKind::kOptionalDType, false}});
+  dot_general.signature = Signature::fixed(
+      2, {{"dimension_numbers", ParamKind::kRecord, true, nullptr, &kDotDimensionNumbersDef},
+          {"preferred_element_type", ParamKind::kOptionalDType, false}});
   runtime::blas::init();  // one thread pool: OpenBLAS runs single-threaded under ours
   dot_general.abstract_eval = dot_general_abstract;
   dot_general.impl = dot_general_impl;

@@ -229,9 +229,9 @@ void define_round() {
     }
     return elementwise::unary_abstract("round", Accept::kFloating, in);
   };
-  round.impl = [](std::span<const Array> args, const Params& params,
+  round.impl = [](const ExecContext& ctx, std::span<const Array> args, const Params& params,
                   std::span<const Aval> out_avals) {
-    return elementwise::unary_impl(kLayer, "round", args, out_avals,
+    return elementwise::unary_impl(ctx, kLayer, "round", args, out_avals,
                                    RoundK{params.get_int("rounding_method") == 1});
   };
 }
@@ -241,8 +241,9 @@ void define_is_finite() {
     const Aval x = elementwise::unary_abstract("is_finite", Accept::kFloating, in)[0];
     return std::vector<Aval>{Aval{x.shape, DType::kBool, false}};
   };
-  is_finite.impl = [](std::span<const Array> args, const Params&, std::span<const Aval> out_avals) {
-    return elementwise::unary_impl(kLayer, "is_finite", args, out_avals, IsFiniteK{});
+  is_finite.impl = [](const ExecContext& ctx, std::span<const Array> args, const Params&,
+                      std::span<const Aval> out_avals) {
+    return elementwise::unary_impl(ctx, kLayer, "is_finite", args, out_avals, IsFiniteK{});
   };
 }
 

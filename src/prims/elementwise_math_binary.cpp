@@ -154,11 +154,11 @@ std::vector<Aval> clamp_abstract(std::span<const Aval> in, const Params&) {
   return {Aval{x.shape, x.dtype, in[0].weak_type && x.weak_type && in[2].weak_type}};
 }
 
-std::vector<Array> clamp_impl(std::span<const Array> args, const Params&,
+std::vector<Array> clamp_impl(const ExecContext& ctx, std::span<const Array> args, const Params&,
                               std::span<const Aval> out_avals) {
   const char* op = "clamp";
   const Aval& oa = out_avals[0];
-  Array out = empty_array(oa, op);
+  Array out = empty_array(oa, op, ctx.device);
   const auto plan =
       kernels::make_plan<3>(oa.shape, {&args[0].shape(), &args[1].shape(), &args[2].shape()});
   if (plan.size == 0) return {out};
@@ -240,8 +240,8 @@ JvpOut clamp_jvp(std::span<const Array> p, std::span<const Array> t, const Param
 // clamp's bounds must be rank 0 or x's full (batched) shape: no size-1 broadcasting. The batch
 // axis stays where x has it (0 when x is unbatched); unbatched rank-0 bounds stay as they are,
 // batched full-rank bounds are moved there, and the rest is broadcast to x's batched shape.
-batching::BatchOut clamp_batch(std::span<const Array> args, std::span<const int64_t> dims,
-                               const Params& params) {
+batching::BatchOut clamp_batch(const BatchAxis&, std::span<const Array> args,
+                               std::span<const int64_t> dims, const Params& params) {
   using batching::kNotMapped;
   const int64_t size = batching::batch_size(args, dims);
   const int64_t rank = batching::logical_rank(args[1], dims[1]);

@@ -167,9 +167,9 @@ void define_integer_pow() {
     }
     return out;
   };
-  integer_pow.impl = [](std::span<const Array> args, const Params& params,
+  integer_pow.impl = [](const ExecContext& ctx, std::span<const Array> args, const Params& params,
                         std::span<const Aval> out_avals) {
-    return elementwise::unary_impl(kLayer, "integer_pow", args, out_avals,
+    return elementwise::unary_impl(ctx, kLayer, "integer_pow", args, out_avals,
                                    IntegerPowK{params.get_int("y")});
   };
   register_primitive(integer_pow);

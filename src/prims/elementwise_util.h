@@ -96,10 +96,11 @@ std::vector<Aval> binary_abstract(const char* op, Accept accept, std::span<const
 // y = kernel(x) elementwise: kernel(const C* x, R* y, n) on compute types (kernels::parallel_map
 // converts 16-bit floats in float32 blocks).
 template <class K>
-std::vector<Array> unary_impl(const char* layer, const char* op, std::span<const Array> args,
-                              std::span<const Aval> out_avals, const K& kernel) {
+std::vector<Array> unary_impl(const ExecContext& ctx, const char* layer, const char* op,
+                              std::span<const Array> args, std::span<const Aval> out_avals,
+                              const K& kernel) {
   const Aval& oa = out_avals[0];
-  Array out = empty_array(oa, op);
+  Array out = empty_array(oa, op, ctx.device);
   const int64_t n = oa.size();
   if (n == 0) return {out};
   const DType d = args[0].dtype();
@@ -130,10 +131,11 @@ struct Runs : Op {
 // o = kernel(a, b) under lax broadcasting: kernel(a, stride_a, b, stride_b, o, n) is called for
 // the runs of the output (strides 0 or 1), in parallel (broadcast_iter.h).
 template <class K>
-std::vector<Array> binary_impl(const char* layer, const char* op, std::span<const Array> args,
-                               std::span<const Aval> out_avals, const K& kernel = K{}) {
+std::vector<Array> binary_impl(const ExecContext& ctx, const char* layer, const char* op,
+                               std::span<const Array> args, std::span<const Aval> out_avals,
+                               const K& kernel = K{}) {
   const Aval& oa = out_avals[0];
-  Array out = empty_array(oa, op);
+  Array out = empty_array(oa, op, ctx.device);
   const auto plan = kernels::make_plan<2>(oa.shape, {&args[0].shape(), &args[1].shape()});
   if (plan.size == 0) return {out};
   const DType d = args[0].dtype();
@@ -164,9 +166,9 @@ void define_unary(Primitive& p, const char* layer, A abstract, K kernel = K{}) {
   p.abstract_eval = [name, abstract](std::span<const Aval> in, const Params&) {
     return abstract(name, in);
   };
-  p.impl = [layer, name, kernel](std::span<const Array> args, const Params&,
+  p.impl = [layer, name, kernel](const ExecContext& ctx, std::span<const Array> args, const Params&,
                                  std::span<const Aval> out_avals) {
-    return unary_impl(layer, name, args, out_avals, kernel);
+    return unary_impl(ctx, layer, name, args, out_avals, kernel);
   };
 }
 
@@ -185,9 +187,9 @@ void define_binary(Primitive& p, const char* layer, A abstract) {
   p.abstract_eval = [name, abstract](std::span<const Aval> in, const Params&) {
     return abstract(name, in);
   };
-  p.impl = [layer, name](std::span<const Array> args, const Params&,
+  p.impl = [layer, name](const ExecContext& ctx, std::span<const Array> args, const Params&,
                          std::span<const Aval> out_avals) {
-    return binary_impl<K>(layer, name, args, out_avals);
+    return binary_impl<K>(ctx, layer, name, args, out_avals);
   };
 }
 

@@ -20,8 +20,8 @@ extern Primitive select_n, convert_element_type;
 extern Primitive broadcast_in_dim, reshape, transpose, iota;
 // reductions.cpp: {axes}.
 extern Primitive reduce_sum, reduce_max;
-// dot_general.cpp: {lhs_contracting_dimensions, rhs_contracting_dimensions,
-// lhs_batch_dimensions, rhs_batch_dimensions, preferred_element_type (optional DType)}.
+// dot_general.cpp: {dimension_numbers (DotDimensionNumbers), preferred_element_type (optional
+// DType)}.
 extern Primitive dot_general;
 
 // elementwise_math.cpp: unary abs sign floor ceil round {rounding_method: int64} exp2 expm1

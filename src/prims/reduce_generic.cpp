@@ -171,7 +171,7 @@ std::vector<Array> reduce_composite(const Jaxpr& body, std::span<const Array> ar
   return outs;
 }
 
-std::vector<Array> reduce_impl(std::span<const Array> args, const Params& p,
+std::vector<Array> reduce_impl(const ExecContext&, std::span<const Array> args, const Params& p,
                                std::span<const Aval> out_avals) {
   Trace* bottom = current_trace();
   while (bottom->parent() != nullptr) bottom = bottom->parent();
@@ -197,8 +197,8 @@ std::pair<std::vector<Array>, std::vector<Array>> reduce_jvp(std::span<const Arr
   return {std::move(outs), std::move(touts)};
 }
 
-batching::BatchOut reduce_batch(std::span<const Array> args, std::span<const int64_t> bdims,
-                                const Params& p) {
+batching::BatchOut reduce_batch(const BatchAxis&, std::span<const Array> args,
+                                std::span<const int64_t> bdims, const Params& p) {
   const Jaxpr& body = body_of(p);
   const auto& dims = p.get_ints("dimensions");
   const int64_t n = num_operands(body, args.size());

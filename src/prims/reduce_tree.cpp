@@ -30,7 +30,7 @@ Array take(const Array& x, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
   if (r0 == 0 && r1 == rows && c0 == 0 && c1 == cols) return x;
   if (!x.is_concrete() || dynamic_cast<EvalTrace*>(current_trace()) == nullptr)
     return lax::slice(x, {r0, c0}, {r1, c1});
-  Array out = empty_array(Aval{{r1 - r0, c1 - c0}, x.dtype(), x.weak_type()}, "reduce");
+  Array out = empty_array(Aval{{r1 - r0, c1 - c0}, x.dtype(), x.weak_type()}, "reduce", x.device());
   const size_t item = itemsize(x.dtype());
   const auto* src = static_cast<const char*>(x.raw_data());
   auto* dst = static_cast<char*>(out.buffer()->data());

@@ -550,11 +550,11 @@ std::vector<Aval> reduce_abstract(const char* op, Accepts acc, std::span<const A
 }
 
 template <class Op>
-std::vector<Array> reduce_impl(const char* op, std::span<const Array> args, const Params& p,
-                               std::span<const Aval> outs) {
+std::vector<Array> reduce_impl(const ExecContext& ctx, const char* op, std::span<const Array> args,
+                               const Params& p, std::span<const Aval> outs) {
   const Array& x = args[0];
   const Aval& oa = outs[0];
-  Array out = empty_array(oa, op);
+  Array out = empty_array(oa, op, ctx.device);
   if (oa.size() == 0) return {out};
   kernels::dispatch_dtype(oa.dtype, [&]<class T>() {
     if constexpr (!Op::template kAccepts<T>) {
@@ -658,7 +658,7 @@ std::pair<std::vector<Array>, std::vector<Array>> reduce_prod_jvp(std::span<cons
 // lands after the kept axes that precede it.
 BatchRule reduce_batch(const Primitive& prim) {
   const Primitive* pp = &prim;
-  return [pp](std::span<const Array> args, std::span<const int64_t> dims,
+  return [pp](const BatchAxis&, std::span<const Array> args, std::span<const int64_t> dims,
               const Params& p) -> batching::BatchOut {
     const int64_t b = dims[0];
     const auto& axes = p.get_ints("axes");
@@ -676,9 +676,8 @@ void set_rules(Primitive& prim, Accepts acc) {
   prim.abstract_eval = [name, acc](std::span<const Aval> in, const Params& p) {
     return reduce_abstract(name, acc, in, p);
   };
-  prim.impl = [name](std::span<const Array> a, const Params& p, std::span<const Aval> o) {
-    return reduce_impl<Op>(name, a, p, o);
-  };
+  prim.impl = [name](const ExecContext& ctx, std::span<const Array> a, const Params& p,
+                     std::span<const Aval> o) { return reduce_impl<Op>(ctx, name, a, p, o); };
   prim.batch = reduce_batch(prim);
   register_primitive(prim);
 }

@@ -121,8 +121,8 @@ std::vector<Aval> scan_abstract_eval(std::span<const Aval> in, const Params& par
 
 // The eager loop: each step evaluates the body at the eval trace; x slices are copied out of
 // the scanned operands and each y slice is copied into its preallocated stacked output.
-std::vector<Array> scan_impl(std::span<const Array> args, const Params& params,
-                             std::span<const Aval> out_avals) {
+std::vector<Array> scan_impl(const ExecContext& ctx, std::span<const Array> args,
+                             const Params& params, std::span<const Aval> out_avals) {
   ScanParams sp = scan_params_of(params);
   const Jaxpr& b = *sp.jaxpr;
   const size_t nc = static_cast<size_t>(sp.num_consts), ncar = static_cast<size_t>(sp.num_carry);
@@ -142,7 +142,7 @@ std::vector<Array> scan_impl(std::span<const Array> args, const Params& params,
   std::vector<Array> ys(ny);
   std::vector<size_t> y_step(ny);
   for (size_t k = 0; k < ny; ++k) {
-    ys[k] = empty_array(out_avals[ncar + k], "scan");
+    ys[k] = empty_array(out_avals[ncar + k], "scan", ctx.device);
     Aval s = out_avals[ncar + k];
     s.shape.erase(s.shape.begin());
     y_step[k] = s.nbytes();

@@ -51,8 +51,8 @@ ad::JvpOut scan_linearize(std::span<const Array> primals, std::span<const Array>
                           const Params& params);
 std::vector<Array> scan_transpose(std::span<const Array> cts, std::span<const Array> args,
                                   std::span<const Aval> arg_avals, const Params& params);
-batching::BatchOut scan_batch(std::span<const Array> args, std::span<const int64_t> dims,
-                              const Params& params);
+batching::BatchOut scan_batch(const BatchAxis&, std::span<const Array> args,
+                              std::span<const int64_t> dims, const Params& params);
 
 void register_scan();
 

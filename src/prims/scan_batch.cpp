@@ -7,8 +7,8 @@
 
 namespace tessera::prims {
 
-batching::BatchOut scan_batch(std::span<const Array> args, std::span<const int64_t> dims,
-                              const Params& params) {
+batching::BatchOut scan_batch(const BatchAxis&, std::span<const Array> args,
+                              std::span<const int64_t> dims, const Params& params) {
   ScanParams sp = scan_params_of(params);
   const size_t nc = static_cast<size_t>(sp.num_consts), ncar = static_cast<size_t>(sp.num_carry);
   const size_t n = args.size(), nout = sp.jaxpr->outvars.size();

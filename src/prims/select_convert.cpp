@@ -77,7 +77,7 @@ int64_t clamp_which(W w, int64_t ncases) {
   }
 }
 
-std::vector<Array> select_n_impl(std::span<const Array> args, const Params&,
+std::vector<Array> select_n_impl(const ExecContext& ctx, std::span<const Array> args, const Params&,
                                  std::span<const Aval> out_avals) {
   const Array& which = args[0];
   const int64_t ncases = static_cast<int64_t>(args.size()) - 1;
@@ -96,7 +96,7 @@ std::vector<Array> select_n_impl(std::span<const Array> args, const Params&,
     });
     return {same_aval(args[1 + k])};
   }
-  Array out = empty_array(oa, "select_n");
+  Array out = empty_array(oa, "select_n", ctx.device);
   const int64_t n = oa.size();
   if (n == 0 || itemsize(oa.dtype) == 0) return {out};
   kernels::dispatch_dtype(which.dtype(), [&]<class W>() {
@@ -233,13 +233,13 @@ void convert_n(const S* x, D* y, int64_t n) {
   }
 }
 
-std::vector<Array> convert_impl(std::span<const Array> args, const Params&,
+std::vector<Array> convert_impl(const ExecContext& ctx, std::span<const Array> args, const Params&,
                                 std::span<const Aval> out_avals) {
   const Array& x = args[0];
   const Aval& oa = out_avals[0];
   if (x.aval() == oa) return {x};  // nothing to do: the input itself
   if (x.dtype() == oa.dtype) return {Array(oa, x.buffer("convert_element_type"))};
-  Array out = empty_array(oa, "convert_element_type");
+  Array out = empty_array(oa, "convert_element_type", ctx.device);
   const int64_t n = oa.size();
   if (n == 0) return {out};
   kernels::dispatch_dtype(x.dtype(), [&]<class S>() {
@@ -316,8 +316,8 @@ std::vector<Array> convert_transpose(std::span<const Array> ct, std::span<const 
 // batched operands elsewhere are transposed, unbatched cases (and an unbatched full-shape
 // `which`) are broadcast along it, and a batched rank-0 `which` is broadcast to the cases'
 // shape when they are not rank 0. An unbatched rank-0 `which` is used as is.
-batching::BatchOut select_n_batch(std::span<const Array> args, std::span<const int64_t> dims,
-                                  const Params& params) {
+batching::BatchOut select_n_batch(const BatchAxis&, std::span<const Array> args,
+                                  std::span<const int64_t> dims, const Params& params) {
   using batching::kNotMapped;
   const int64_t size = batching::batch_size(args, dims);
   const int64_t rank = batching::logical_rank(args[1], dims[1]);

@@ -132,13 +132,13 @@ void broadcast_kernel(const U* in, U* out, const std::vector<int64_t>& dims,
   });
 }
 
-std::vector<Array> broadcast_in_dim_impl(std::span<const Array> args, const Params& p,
-                                         std::span<const Aval> outs) {
+std::vector<Array> broadcast_in_dim_impl(const ExecContext& ctx, std::span<const Array> args,
+                                         const Params& p, std::span<const Aval> outs) {
   const Array& x = args[0];
   const Aval& oa = outs[0];
   // Only size-1 dims added: the row-major bytes are the same.
   if (x.size() == oa.size()) return {Array(oa, x.buffer())};
-  Array out = empty_array(oa, "broadcast_in_dim");
+  Array out = empty_array(oa, "broadcast_in_dim", ctx.device);
   if (oa.size() == 0) return {out};
   const auto& bdims = p.get_ints("broadcast_dimensions");
   const std::vector<int64_t> xs = row_major_strides(x.shape());
@@ -187,7 +187,7 @@ std::vector<Aval> reshape_abstract(std::span<const Aval> in, const Params& p) {
   return {Aval{ns, x.dtype, x.weak_type}};
 }
 
-std::vector<Array> reshape_impl(std::span<const Array> args, const Params&,
+std::vector<Array> reshape_impl(const ExecContext&, std::span<const Array> args, const Params&,
                                 std::span<const Aval> outs) {
   return {Array(outs[0], args[0].buffer())};  // row-major: same bytes
 }
@@ -465,8 +465,8 @@ void transpose_kernel(const U* in, U* out, const TransposePlan& plan) {
   });
 }
 
-std::vector<Array> transpose_impl(std::span<const Array> args, const Params& p,
-                                  std::span<const Aval> outs) {
+std::vector<Array> transpose_impl(const ExecContext& ctx, std::span<const Array> args,
+                                  const Params& p, std::span<const Aval> outs) {
   const Array& x = args[0];
   const Aval& oa = outs[0];
   const TransposePlan plan = collapse_transpose(x.shape(), p.get_ints("permutation"));
@@ -474,7 +474,7 @@ std::vector<Array> transpose_impl(std::span<const Array> args, const Params& p,
   for (size_t i = 0; i < plan.perm.size(); ++i) identity &= plan.perm[i] == int64_t(i);
   // Only size-1 dims move (or none): the row-major bytes are the same.
   if (identity || x.size() == 0) return {Array(oa, x.buffer())};
-  Array out = empty_array(oa, "transpose");
+  Array out = empty_array(oa, "transpose", ctx.device);
   kernels::dispatch_bits(itemsize(oa.dtype), [&]<class U>() {
     transpose_kernel(static_cast<const U*>(x.raw_data()), static_cast<U*>(out.buffer()->data()),
                      plan);
@@ -523,9 +523,10 @@ void iota_kernel(T* out, const Shape& shape, int64_t dim) {
                });
 }
 
-std::vector<Array> iota_impl(std::span<const Array>, const Params& p, std::span<const Aval> outs) {
+std::vector<Array> iota_impl(const ExecContext& ctx, std::span<const Array>, const Params& p,
+                             std::span<const Aval> outs) {
   const Aval& oa = outs[0];
-  Array out = empty_array(oa, "iota");
+  Array out = empty_array(oa, "iota", ctx.device);
   if (oa.size() == 0) return {out};
   kernels::dispatch_dtype(oa.dtype, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>)
@@ -613,8 +614,8 @@ using batching::BatchOut;
 // The batch axis (operand axis b) maps to a new output axis p placed between the outputs of
 // operand axes b-1 and b, so broadcast_dimensions stays strictly increasing and the operand
 // is used as is.
-BatchOut broadcast_in_dim_batch(std::span<const Array> args, std::span<const int64_t> dims,
-                                const Params& p) {
+BatchOut broadcast_in_dim_batch(const BatchAxis&, std::span<const Array> args,
+                                std::span<const int64_t> dims, const Params& p) {
   const Array& x = args[0];
   const int64_t b = dims[0];
   const auto& bd = p.get_ints("broadcast_dimensions");
@@ -630,7 +631,7 @@ BatchOut broadcast_in_dim_batch(std::span<const Array> args, std::span<const int
 // after b, one per (logical prefix before b, batch index). When a prefix of new_sizes has the
 // same element count as the logical dims before b, the batch axis can sit right after it with
 // no data moving; otherwise it moves to the front first (one transpose).
-BatchOut reshape_batch(std::span<const Array> args, std::span<const int64_t> dims,
+BatchOut reshape_batch(const BatchAxis&, std::span<const Array> args, std::span<const int64_t> dims,
                        const Params& p) {
   const Array& x = args[0];
   const int64_t b = dims[0];
@@ -658,8 +659,8 @@ BatchOut reshape_batch(std::span<const Array> args, std::span<const int64_t> dim
 }
 
 // The batch axis stays where it is: the permutation carries it to the same position.
-BatchOut transpose_batch(std::span<const Array> args, std::span<const int64_t> dims,
-                         const Params& p) {
+BatchOut transpose_batch(const BatchAxis&, std::span<const Array> args,
+                         std::span<const int64_t> dims, const Params& p) {
   const Array& x = args[0];
   const int64_t b = dims[0];
   const auto& perm = p.get_ints("permutation");
@@ -703,7 +704,8 @@ void register_shape_ops() {
   reshape.batch = reshape_batch;
   transpose.batch = transpose_batch;
   // iota has no operands, so vmap never meets a batched one: its outputs are unbatched.
-  iota.batch = [](std::span<const Array>, std::span<const int64_t>, const Params&) -> BatchOut {
+  iota.batch = [](const BatchAxis&, std::span<const Array>, std::span<const int64_t>,
+                  const Params&) -> BatchOut {
     throw_internal("prims/shape_ops", "iota has no operands and cannot be batched");
   };
   for (Primitive* p : {&broadcast_in_dim, &reshape, &transpose, &iota}) register_primitive(*p);

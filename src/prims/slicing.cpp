@@ -126,12 +126,12 @@ std::vector<Aval> slice_abstract(std::span<const Aval> in, const Params& p) {
   return {Aval{out, x.dtype, x.weak_type}};
 }
 
-std::vector<Array> slice_impl(std::span<const Array> args, const Params& p,
+std::vector<Array> slice_impl(const ExecContext& ctx, std::span<const Array> args, const Params& p,
                               std::span<const Aval> outs) {
   const Array& x = args[0];
   const Aval& oa = outs[0];
   if (oa.shape == x.shape()) return {Array(oa, x.buffer())};  // the whole operand
-  Array out = empty_array(oa, "slice");
+  Array out = empty_array(oa, "slice", ctx.device);
   const auto& start = p.get_ints("start_indices");
   const std::vector<int64_t> strides = slice_strides(p, oa.shape.size());
   slicing_kernels::CopyPlan plan;
@@ -167,7 +167,8 @@ std::vector<Array> slice_transpose(std::span<const Array> cts, std::span<const A
 }
 
 // The batch axis is sliced whole.
-BatchOut slice_batch(std::span<const Array> args, std::span<const int64_t> bdims, const Params& p) {
+BatchOut slice_batch(const BatchAxis&, std::span<const Array> args, std::span<const int64_t> bdims,
+                     const Params& p) {
   const Array& x = args[0];
   const int64_t b = bdims[0];
   std::vector<int64_t> start = p.get_ints("start_indices");
@@ -239,12 +240,12 @@ std::vector<Aval> dynamic_slice_abstract(std::span<const Aval> in, const Params&
   return {Aval{sizes, x.dtype, x.weak_type}};
 }
 
-std::vector<Array> dynamic_slice_impl(std::span<const Array> args, const Params&,
-                                      std::span<const Aval> outs) {
+std::vector<Array> dynamic_slice_impl(const ExecContext& ctx, std::span<const Array> args,
+                                      const Params&, std::span<const Aval> outs) {
   const Array& x = args[0];
   const Aval& oa = outs[0];
   if (oa.shape == x.shape()) return {Array(oa, x.buffer())};  // the starts clamp to 0
-  Array out = empty_array(oa, "dynamic_slice");
+  Array out = empty_array(oa, "dynamic_slice", ctx.device);
   if (oa.size() == 0) return {out};
   const std::vector<int64_t> start = clamped_starts(args.subspan(1), x.shape(), oa.shape);
   slicing_kernels::CopyPlan plan;
@@ -338,8 +339,8 @@ Array barrel_shift_right(Array y, int64_t axis, Array s, int R) {
 
 int bits_for(int64_t v) { return static_cast<int>(std::bit_width(static_cast<uint64_t>(v))); }
 
-BatchOut dynamic_slice_batch(std::span<const Array> args, std::span<const int64_t> bdims,
-                             const Params& p) {
+BatchOut dynamic_slice_batch(const BatchAxis&, std::span<const Array> args,
+                             std::span<const int64_t> bdims, const Params& p) {
   const int64_t B = batching::batch_size(args, bdims);
   const Array& x = args[0];
   const int64_t bx = bdims[0];
@@ -427,14 +428,14 @@ std::vector<Aval> dynamic_update_slice_abstract(std::span<const Aval> in, const 
   return {x};
 }
 
-std::vector<Array> dynamic_update_slice_impl(std::span<const Array> args, const Params&,
-                                             std::span<const Aval> outs) {
+std::vector<Array> dynamic_update_slice_impl(const ExecContext& ctx, std::span<const Array> args,
+                                             const Params&, std::span<const Aval> outs) {
   const Array& x = args[0];
   const Array& u = args[1];
   const Aval& oa = outs[0];
   if (u.shape() == x.shape()) return {Array(oa, u.buffer())};  // the update covers everything
   if (u.size() == 0) return {Array(oa, x.buffer())};           // nothing changes
-  Array out = empty_array(oa, "dynamic_update_slice");
+  Array out = empty_array(oa, "dynamic_update_slice", ctx.device);
   const size_t elem = itemsize(oa.dtype);
   slicing_kernels::CopyPlan all;
   all.dims = {oa.size()};
@@ -480,8 +481,8 @@ std::vector<Array> dynamic_update_slice_transpose(std::span<const Array> cts,
   return res;
 }
 
-BatchOut dynamic_update_slice_batch(std::span<const Array> args, std::span<const int64_t> bdims,
-                                    const Params&) {
+BatchOut dynamic_update_slice_batch(const BatchAxis&, std::span<const Array> args,
+                                    std::span<const int64_t> bdims, const Params&) {
   const int64_t B = batching::batch_size(args, bdims);
   const int64_t bx = bdims[0], bu = bdims[1];
   const int64_t nd = static_cast<int64_t>(args.size()) - 2;

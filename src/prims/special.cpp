@@ -102,10 +102,10 @@ std::vector<Aval> ternary_abstract(const char* op, std::span<const Aval> in) {
 }
 
 template <double (*F)(double, double, double)>
-std::vector<Array> ternary_impl(const char* op, std::span<const Array> args,
+std::vector<Array> ternary_impl(const ExecContext& ctx, const char* op, std::span<const Array> args,
                                 std::span<const Aval> out_avals) {
   const Aval& oa = out_avals[0];
-  Array out = empty_array(oa, op);
+  Array out = empty_array(oa, op, ctx.device);
   const auto plan =
       kernels::make_plan<3>(oa.shape, {&args[0].shape(), &args[1].shape(), &args[2].shape()});
   if (plan.size == 0) return {out};
@@ -344,9 +344,9 @@ void register_special() {
   regularized_incomplete_beta.abstract_eval = [](std::span<const Aval> in, const Params&) {
     return ternary_abstract("regularized_incomplete_beta", in);
   };
-  regularized_incomplete_beta.impl = [](std::span<const Array> args, const Params&,
-                                        std::span<const Aval> out_avals) {
-    return ternary_impl<sk::betainc>("regularized_incomplete_beta", args, out_avals);
+  regularized_incomplete_beta.impl = [](const ExecContext& ctx, std::span<const Array> args,
+                                        const Params&, std::span<const Aval> out_avals) {
+    return ternary_impl<sk::betainc>(ctx, "regularized_incomplete_beta", args, out_avals);
   };
   regularized_incomplete_beta.batch = batching::broadcasting_rule(regularized_incomplete_beta);
   register_primitive(regularized_incomplete_beta);

@@ -61,7 +61,7 @@ std::vector<Aval> squeeze_abstract(std::span<const Aval> in, const Params& p) {
   return {Aval{shape, x.dtype, x.weak_type}};
 }
 
-std::vector<Array> squeeze_impl(std::span<const Array> args, const Params&,
+std::vector<Array> squeeze_impl(const ExecContext&, std::span<const Array> args, const Params&,
                                 std::span<const Aval> outs) {
   return {Array(outs[0], args[0].buffer())};  // row-major: the same bytes
 }
@@ -82,8 +82,8 @@ std::vector<Array> squeeze_transpose(std::span<const Array> cts, std::span<const
 }
 
 // The batch axis stays where it is; the squeezed dims shift past it.
-BatchOut squeeze_batch(std::span<const Array> args, std::span<const int64_t> bdims,
-                       const Params& p) {
+BatchOut squeeze_batch(const BatchAxis&, std::span<const Array> args,
+                       std::span<const int64_t> bdims, const Params& p) {
   const Array& x = args[0];
   const int64_t b = bdims[0];
   Aval logical = x.aval();
@@ -118,7 +118,7 @@ std::vector<Aval> rev_abstract(std::span<const Aval> in, const Params& p) {
   return {in[0]};
 }
 
-std::vector<Array> rev_impl(std::span<const Array> args, const Params& p,
+std::vector<Array> rev_impl(const ExecContext& ctx, std::span<const Array> args, const Params& p,
                             std::span<const Aval> outs) {
   const Array& x = args[0];
   const Aval& oa = outs[0];
@@ -126,7 +126,7 @@ std::vector<Array> rev_impl(std::span<const Array> args, const Params& p,
   bool moves = false;
   for (int64_t d : dims) moves = moves || x.shape()[d] > 1;
   if (!moves || oa.size() == 0) return {Array(oa, x.buffer())};  // nothing changes place
-  Array out = empty_array(oa, "rev");
+  Array out = empty_array(oa, "rev", ctx.device);
   slicing_kernels::CopyPlan plan;
   plan.dims = oa.shape;
   plan.out_st = row_major_strides(oa.shape);
@@ -151,7 +151,8 @@ std::vector<Array> rev_transpose(std::span<const Array> cts, std::span<const Arr
   return one(lax::rev(cts[0], p.get_ints("dimensions")));
 }
 
-BatchOut rev_batch(std::span<const Array> args, std::span<const int64_t> bdims, const Params& p) {
+BatchOut rev_batch(const BatchAxis&, std::span<const Array> args, std::span<const int64_t> bdims,
+                   const Params& p) {
   const int64_t b = bdims[0];
   return {one(lax::rev(args[0], batching::shift_dims(p.get_ints("dimensions"), b))), {b}};
 }

@@ -108,7 +108,7 @@ std::vector<Aval> while_abstract_eval(std::span<const Aval> in, const Params& pa
   return cf::out_avals(*w.bj);
 }
 
-std::vector<Array> while_impl(std::span<const Array> args, const Params& params,
+std::vector<Array> while_impl(const ExecContext&, std::span<const Array> args, const Params& params,
                               std::span<const Aval>) {
   Parts w = parts_of(params, args.size());
   std::span<const Array> cc = args.subspan(0, w.cn), bc = args.subspan(w.cn, w.bn);
@@ -215,8 +215,8 @@ std::vector<Array> while_transpose(std::span<const Array>, std::span<const Array
 
 // ---- Batching ----
 
-batching::BatchOut while_batch(std::span<const Array> vals, std::span<const int64_t> dims,
-                               const Params& params) {
+batching::BatchOut while_batch(const BatchAxis&, std::span<const Array> vals,
+                               std::span<const int64_t> dims, const Params& params) {
   Parts w = parts_of(params, vals.size());
   const int64_t size = batching::batch_size(vals, dims);
   auto batched = [&](size_t i) { return dims[i] != batching::kNotMapped; };

@@ -45,7 +45,7 @@ std::vector<Array> BatchTrace::process_primitive(const Primitive& p, std::span<c
   std::pair<std::vector<Array>, std::vector<int64_t>> r;
   {
     TraceScope scope(parent());
-    r = p.batch(vals, dims, params);
+    r = p.batch(BatchAxis{axis_size_, axis_name_}, vals, dims, params);
   }
   std::vector<Array> outs;
   outs.reserve(r.first.size());

@@ -1,4 +1,5 @@
 // vmap over flat argument lists.
+#include <optional>
 #include <string>
 
 #include "prims/ad_util.h"
@@ -63,6 +64,9 @@ std::vector<Array> vmap(
   std::vector<Array> outs;
   {
     TraceScope scope(bt.get());
+    // A named axis is in scope (axis_env()) while the mapped function runs, as in JAX.
+    std::optional<AxisEnvScope> env;
+    if (!axis_name.empty()) env.emplace(AxisEntry{axis_name, *size});
     outs = f(xs);
   }
   std::vector<std::optional<int64_t>> out_axes = out_axes_for(outs.size());

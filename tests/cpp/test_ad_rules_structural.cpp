@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "prims/prims.h"
+#include "tessera/param_types.h"
 #include "util/test_util.h"
 
 namespace tessera {
@@ -241,10 +242,7 @@ TEST_F(AdRulesStructural, ReduceMaxJvpTiesSplitEvenly) {
 }
 
 Params dot_params(const Ints& lc, const Ints& rc, const Ints& lb, const Ints& rb) {
-  return Params{{"lhs_contracting_dimensions", lc},
-                {"rhs_contracting_dimensions", rc},
-                {"lhs_batch_dimensions", lb},
-                {"rhs_batch_dimensions", rb}};
+  return Params{{"dimension_numbers", DotDimensionNumbers{lc, rc, lb, rb}.to_param()}};
 }
 
 struct DotCase {

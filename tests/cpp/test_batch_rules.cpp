@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "prims/prims.h"
+#include "tessera/param_types.h"
 #include "util/test_util.h"
 
 namespace tessera {
@@ -171,7 +172,7 @@ Outcome check_impl(const Primitive& prim, const Params& params, const std::vecto
     ADD_FAILURE() << "no batching rule";
     return res;
   }
-  auto [outs, out_dims] = prim.batch(xs, dims, params);
+  auto [outs, out_dims] = prim.batch(BatchAxis{B, ""}, xs, dims, params);
   if (outs.size() != 1 || out_dims.size() != 1) {
     ADD_FAILURE() << "expected one output and one out dim";
     return res;
@@ -202,7 +203,7 @@ Outcome check_impl(const Primitive& prim, const Params& params, const std::vecto
   for (const Array& x : xs) ts.push_back(rec.tracer(x.aval()));
   {
     TraceScope scope(&rec);
-    auto [touts, tdims] = prim.batch(ts, dims, params);
+    auto [touts, tdims] = prim.batch(BatchAxis{B, ""}, ts, dims, params);
     EXPECT_EQ(tdims, out_dims);
     if (touts.size() == 1) {
       EXPECT_TRUE(touts[0].is_tracer());
@@ -491,7 +492,7 @@ TEST_F(BatchRules, Iota) {
   // iota has no operands: vmap never calls its rule, which reports a bug if it does.
   ASSERT_TRUE(prims::iota.batch);
   const Params params{{"dtype", kI32}, {"shape", Shape{3}}, {"dimension", int64_t{0}}};
-  EXPECT_THROW(prims::iota.batch({}, {}, params), InternalError);
+  EXPECT_THROW(prims::iota.batch(BatchAxis{3, ""}, {}, {}, params), InternalError);
 }
 
 void check_reduce(const Primitive& prim, DType dt, double tol) {
@@ -554,10 +555,7 @@ TEST_F(BatchRules, DotGeneral) {
                          {kI32, kF32, 1e-5}};
   for (const Case& c : cases) {
     for (const Types& t : types) {
-      Params params{{"lhs_contracting_dimensions", c.lc},
-                    {"rhs_contracting_dimensions", c.rc},
-                    {"lhs_batch_dimensions", c.lb},
-                    {"rhs_batch_dimensions", c.rb}};
+      Params params{{"dimension_numbers", DotDimensionNumbers{c.lc, c.rc, c.lb, c.rb}.to_param()}};
       if (t.pref) params.set("preferred_element_type", *t.pref);
       const std::vector<Arg> args = {{c.l, t.in}, {c.r, t.in}};
       const Ints ranks = {static_cast<int64_t>(c.l.size()), static_cast<int64_t>(c.r.size())};

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/param_types.h"
 #include "tessera/tessera.h"
 
 namespace tessera {
@@ -173,16 +174,10 @@ std::vector<Case> structural_cases() {
       {"integer_pow", {av({3})}, {{"y", int64_t{3}}}},
       {"dot_general",
        {av({2, 3}), av({3, 4})},
-       {{"lhs_contracting_dimensions", Ints{1}},
-        {"rhs_contracting_dimensions", Ints{0}},
-        {"lhs_batch_dimensions", Ints{}},
-        {"rhs_batch_dimensions", Ints{}}}},
+       {{"dimension_numbers", DotDimensionNumbers{Ints{1}, Ints{0}, Ints{}, Ints{}}.to_param()}}},
       {"dot_general",
        {av({5, 2, 3}), av({5, 3, 4})},
-       {{"lhs_contracting_dimensions", Ints{2}},
-        {"rhs_contracting_dimensions", Ints{1}},
-        {"lhs_batch_dimensions", Ints{0}},
-        {"rhs_batch_dimensions", Ints{0}}}},
+       {{"dimension_numbers", DotDimensionNumbers{Ints{2}, Ints{1}, Ints{0}, Ints{0}}.to_param()}}},
       {"reduce", {av({3, 2}), av({})}, {{"computation", add_f32}, {"dimensions", Ints{0}}}},
       {"scan",
        {av({}), av({4})},
@@ -201,24 +196,41 @@ std::vector<Case> structural_cases() {
   };
 }
 
-// The value after one substitution: each int param, and each element of each int tuple (also
-// one appended), replaced by each extreme value.
+// Each element of an int tuple (also one appended) replaced by each extreme value, and the
+// tuple with every element the same extreme.
+std::vector<Ints> int_variants(const Ints& ints) {
+  std::vector<Ints> out;
+  for (size_t i = 0; i <= ints.size(); ++i) {
+    for (int64_t e : kExtremes) {
+      Ints w = ints;
+      if (i == w.size())
+        w.push_back(e);
+      else
+        w[i] = e;
+      out.push_back(w);
+      out.push_back(Ints(ints.size(), e));
+    }
+  }
+  return out;
+}
+
+// The value after one substitution: each int param, each int tuple as above, and each int-tuple
+// field of a record (dot_general's dimension numbers) as above.
 std::vector<Params> variants(const Params& base) {
   std::vector<Params> out;
   for (const auto& [k, v] : base.items()) {
     if (std::holds_alternative<int64_t>(v)) {
       for (int64_t e : kExtremes) out.push_back(Params(base).set(k, e));
     } else if (const auto* ints = std::get_if<Ints>(&v)) {
-      for (size_t i = 0; i <= ints->size(); ++i) {
-        for (int64_t e : kExtremes) {
-          Ints w = *ints;
-          if (i == w.size())
-            w.push_back(e);
-          else
-            w[i] = e;
-          out.push_back(Params(base).set(k, w));
-          Ints all(ints->size(), e);  // every element the same extreme
-          out.push_back(Params(base).set(k, all));
+      for (const Ints& w : int_variants(*ints)) out.push_back(Params(base).set(k, w));
+    } else if (const auto* rec = std::get_if<std::shared_ptr<const ParamRecord>>(&v)) {
+      for (size_t f = 0; f < (*rec)->fields.size(); ++f) {
+        const auto* fi = std::get_if<Ints>(&(*rec)->fields[f]);
+        if (!fi) continue;
+        for (const Ints& w : int_variants(*fi)) {
+          std::vector<ParamValue> fields = (*rec)->fields;
+          fields[f] = w;
+          out.push_back(Params(base).set(k, make_record_param(*(*rec)->def, std::move(fields))));
         }
       }
     }

@@ -411,10 +411,10 @@ Primitive& effectful_identity() {
     q->abstract_eval = [](std::span<const Aval> in, const Params&) {
       return std::vector<Aval>{in[0]};
     };
-    q->impl = [](std::span<const Array> args, const Params&, std::span<const Aval>) {
-      return std::vector<Array>{args[0]};
-    };
-    q->batch = [q](std::span<const Array> args, std::span<const int64_t> dims, const Params&) {
+    q->impl = [](const ExecContext&, std::span<const Array> args, const Params&,
+                 std::span<const Aval>) { return std::vector<Array>{args[0]}; };
+    q->batch = [q](const BatchAxis&, std::span<const Array> args, std::span<const int64_t> dims,
+                   const Params&) {
       return std::make_pair(std::vector<Array>{args[0]}, std::vector<int64_t>{dims[0]});
     };
     set_primitive_effects(*q, {Effect{"test_io", false}});

@@ -45,7 +45,8 @@ class DceTest : public ::testing::Test {
       debug_log_p.abstract_eval = [](std::span<const Aval>, const Params&) {
         return std::vector<Aval>{};
       };
-      debug_log_p.impl = [](std::span<const Array>, const Params&, std::span<const Aval>) {
+      debug_log_p.impl = [](const ExecContext&, std::span<const Array>, const Params&,
+                            std::span<const Aval>) {
         ++g_debug_log_calls;
         return std::vector<Array>{};
       };
@@ -54,7 +55,8 @@ class DceTest : public ::testing::Test {
       sincos_p.abstract_eval = [](std::span<const Aval> in, const Params&) {
         return std::vector<Aval>{in[0], in[0]};
       };
-      sincos_p.impl = [](std::span<const Array> args, const Params&, std::span<const Aval>) {
+      sincos_p.impl = [](const ExecContext&, std::span<const Array> args, const Params&,
+                         std::span<const Aval>) {
         return std::vector<Array>{lax::sin(args[0]), lax::cos(args[0])};
       };
       register_primitive(sincos_p);

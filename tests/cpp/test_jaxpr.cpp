@@ -10,6 +10,7 @@
 #include "prims/prims.h"
 #include "tessera/jaxpr.h"
 #include "tessera/lax.h"
+#include "tessera/param_types.h"
 #include "util/test_util.h"
 
 namespace tessera {
@@ -48,7 +49,8 @@ class JaxprTest : public ::testing::Test {
           out.push_back(atom_aval(a));
         return out;
       };
-      call_p.impl = [](std::span<const Array> args, const Params& p, std::span<const Aval>) {
+      call_p.impl = [](const ExecContext&, std::span<const Array> args, const Params& p,
+                       std::span<const Aval>) {
         return eval_jaxpr(*p.get<std::shared_ptr<const Jaxpr>>("jaxpr"), {}, args);
       };
       register_primitive(call_p);
@@ -179,21 +181,16 @@ TEST_F(JaxprTest, WrapsLongParamsOnePerLine) {
   Jaxpr j;
   Var a(av({3, 4})), b(av({4, 5})), c(av({3, 5}));
   j.invars = {a, b};
-  j.eqns.push_back(eqn(prims::dot_general, {a, b}, {c},
-                       Params{{"lhs_contracting_dimensions", std::vector<int64_t>{1}},
-                              {"rhs_contracting_dimensions", std::vector<int64_t>{0}},
-                              {"lhs_batch_dimensions", std::vector<int64_t>{}},
-                              {"rhs_batch_dimensions", std::vector<int64_t>{}},
-                              {"preferred_element_type", DType::kFloat32}}));
+  j.eqns.push_back(
+      eqn(prims::dot_general, {a, b}, {c},
+          Params{{"dimension_numbers", DotDimensionNumbers{{1}, {0}, {}, {}}.to_param()},
+                 {"preferred_element_type", DType::kFloat32}}));
   j.outvars = {c};
   EXPECT_EQ(to_string(j),
             "{ lambda ; a:f32[3,4] b:f32[4,5]. let\n"
             "    c:f32[3,5] = dot_general[\n"
-            "      lhs_batch_dimensions=()\n"
-            "      lhs_contracting_dimensions=(1,)\n"
+            "      dimension_numbers=(([1], [0]), ([], []))\n"
             "      preferred_element_type=float32\n"
-            "      rhs_batch_dimensions=()\n"
-            "      rhs_contracting_dimensions=(0,)\n"
             "    ] a b\n"
             "  in (c,) }");
   verify(j);

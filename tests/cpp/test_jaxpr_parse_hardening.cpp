@@ -11,6 +11,7 @@
 
 #include "ir/parser_ast.h"
 #include "tessera/jaxpr_parse.h"
+#include "tessera/param_types.h"
 #include "tessera/tessera.h"
 #include "util/test_util.h"
 
@@ -236,7 +237,10 @@ TEST(JaxprParseHardening, JaxDotGeneralForm) {
       "  in (c,) }");
   ClosedJaxpr want_a = staged({{1}, {0}, {}, {}}, F32, {2, 3}, {3, 4});
   EXPECT_TRUE(structurally_equal(a, *want_a.jaxpr)) << to_string(a);
-  EXPECT_EQ(a.eqns[0].params.get_ints("lhs_contracting_dimensions"), std::vector<int64_t>{1});
+  EXPECT_EQ(DotDimensionNumbers::from_param(
+                a.eqns[0].params.get_record("dimension_numbers", kDotDimensionNumbersDef))
+                .lhs_contracting,
+            std::vector<int64_t>{1});
   // Batch dims, tuples instead of lists (older JAX), no preferred type.
   const Jaxpr b = parse_jaxpr(
       "{ lambda ; a:f32[5,2,3] b:f32[5,3,4]. let c:f32[5,2,4] = dot_general["

@@ -58,11 +58,8 @@ TEST(MakeJaxpr, GradTanhDot) {
   PIN(make_jaxpr(grad(f))(f32({3, 2}), f32({4, 3})),
       "{ lambda ; a:f32[3,2] b:f32[4,3]. let\n"
       "    c:f32[4,2] = dot_general[\n"
-      "      lhs_batch_dimensions=()\n"
-      "      lhs_contracting_dimensions=(1,)\n"
+      "      dimension_numbers=(([1], [0]), ([], []))\n"
       "      preferred_element_type=float32\n"
-      "      rhs_batch_dimensions=()\n"
-      "      rhs_contracting_dimensions=(0,)\n"
       "    ] b a\n"
       "    d:f32[4,2] = tanh c\n"
       "    e:f32[4,2] = mul d d\n"
@@ -70,12 +67,7 @@ TEST(MakeJaxpr, GradTanhDot) {
       "    g:f32[] = reduce_sum[axes=(0, 1)] d\n"
       "    h:f32[4,2] = broadcast_in_dim[broadcast_dimensions=() shape=(4, 2)] 1.0:f32[]\n"
       "    i:f32[4,2] = mul h f\n"
-      "    j:f32[3,2] = dot_general[\n"
-      "      lhs_batch_dimensions=()\n"
-      "      lhs_contracting_dimensions=(0,)\n"
-      "      rhs_batch_dimensions=()\n"
-      "      rhs_contracting_dimensions=(0,)\n"
-      "    ] b i\n"
+      "    j:f32[3,2] = dot_general[dimension_numbers=(([0], [0]), ([], []))] b i\n"
       "  in (j,) }");
 }
 
@@ -84,11 +76,8 @@ TEST(MakeJaxpr, VmapMatVec) {
   PIN(make_jaxpr(vmap(f, {std::nullopt, 0}))(f32({2, 3}), f32({5, 3})),
       "{ lambda ; a:f32[2,3] b:f32[5,3]. let\n"
       "    c:f32[2,5] = dot_general[\n"
-      "      lhs_batch_dimensions=()\n"
-      "      lhs_contracting_dimensions=(1,)\n"
+      "      dimension_numbers=(([1], [1]), ([], []))\n"
       "      preferred_element_type=float32\n"
-      "      rhs_batch_dimensions=()\n"
-      "      rhs_contracting_dimensions=(1,)\n"
       "    ] a b\n"
       "    d:f32[5,2] = transpose[permutation=(1, 0)] c\n"
       "  in (d,) }");
@@ -205,11 +194,8 @@ TEST(MakeJaxpr, PerExampleGrads) {
   PIN(make_jaxpr(vmap(grad(loss), {std::nullopt, 0}))(f32({2, 3}), f32({4, 3})),
       "{ lambda ; a:f32[2,3] b:f32[4,3]. let\n"
       "    c:f32[2,4] = dot_general[\n"
-      "      lhs_batch_dimensions=()\n"
-      "      lhs_contracting_dimensions=(1,)\n"
+      "      dimension_numbers=(([1], [1]), ([], []))\n"
       "      preferred_element_type=float32\n"
-      "      rhs_batch_dimensions=()\n"
-      "      rhs_contracting_dimensions=(1,)\n"
       "    ] a b\n"
       "    d:f32[2,4] = tanh c\n"
       "    e:f32[2,4] = mul d d\n"
@@ -218,12 +204,7 @@ TEST(MakeJaxpr, PerExampleGrads) {
       "    h:f32[2] = broadcast_in_dim[broadcast_dimensions=() shape=(2,)] 1.0:f32[]\n"
       "    i:f32[2,1] = reshape[new_sizes=(2, 1)] h\n"
       "    j:f32[2,4] = mul i f\n"
-      "    k:f32[4,2,3] = dot_general[\n"
-      "      lhs_batch_dimensions=(1,)\n"
-      "      lhs_contracting_dimensions=()\n"
-      "      rhs_batch_dimensions=(0,)\n"
-      "      rhs_contracting_dimensions=()\n"
-      "    ] j b\n"
+      "    k:f32[4,2,3] = dot_general[dimension_numbers=(([], []), ([1], [0]))] j b\n"
       "  in (k,) }");
 }
 

@@ -27,8 +27,8 @@ std::shared_ptr<const Jaxpr> identity_jaxpr() {
 }
 
 // A value of the declared kind (the signature accepts it; the rule may still reject it).
-ParamValue value_of(ParamKind k) {
-  switch (k) {
+ParamValue value_of(const ParamSpec& spec) {
+  switch (spec.kind) {
     case ParamKind::kBool:
       return false;
     case ParamKind::kInt:
@@ -51,6 +51,14 @@ ParamValue value_of(ParamKind k) {
       return DType::kFloat32;
     case ParamKind::kAny:
       return int64_t{0};
+    case ParamKind::kTuple:
+      return make_tuple_param({});
+    case ParamKind::kEnum:
+      return ParamEnum{spec.enum_def, 0};
+    case ParamKind::kRecord:
+      return make_record_param(
+          *spec.record_def,
+          std::vector<ParamValue>(spec.record_def->fields.size(), std::vector<int64_t>{}));
   }
   return false;
 }
@@ -82,7 +90,7 @@ std::vector<ParamValue> wrong_values(ParamKind k) {
 
 Params valid_params(const Signature& s) {
   Params p;
-  for (const ParamSpec& ps : s.params) p.set(ps.name, value_of(ps.kind));
+  for (const ParamSpec& ps : s.params) p.set(ps.name, value_of(ps));
   return p;
 }
 

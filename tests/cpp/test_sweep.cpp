@@ -595,9 +595,9 @@ TEST(SweepCatches, WrongBatchRule) {
   // add's batching rule reports its output batched along the wrong axis when it is not 0.
   RuleSwap<BatchRule> swap(prims::add.batch, nullptr);
   BatchRule orig = swap.saved();
-  prims::add.batch = [orig](std::span<const Array> args, std::span<const int64_t> dims,
-                            const Params& ps) {
-    auto r = orig(args, dims, ps);
+  prims::add.batch = [orig](const BatchAxis& axis, std::span<const Array> args,
+                            std::span<const int64_t> dims, const Params& ps) {
+    auto r = orig(axis, args, dims, ps);
     if (r.second[0] > 0 && r.first[0].ndim() > 1) r.second[0] -= 1;
     return r;
   };
@@ -613,9 +613,9 @@ TEST(SweepCatches, WrongBatchRuleInsideAJvpRule) {
   // the two tangent terms, so vmap of mul's jvp differs from the loop.
   RuleSwap<BatchRule> swap(prims::add.batch, nullptr);
   BatchRule orig = swap.saved();
-  prims::add.batch = [orig](std::span<const Array> args, std::span<const int64_t> dims,
-                            const Params& ps) {
-    auto r = orig(args, dims, ps);
+  prims::add.batch = [orig](const BatchAxis& axis, std::span<const Array> args,
+                            std::span<const int64_t> dims, const Params& ps) {
+    auto r = orig(axis, args, dims, ps);
     r.first[0] = lax::mul(r.first[0], numpy::full_like(r.first[0], 2.0));
     return r;
   };

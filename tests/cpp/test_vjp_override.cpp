@@ -31,9 +31,8 @@ Primitive& clip_gradient(bool with_jvp) {
       p->abstract_eval = [](std::span<const Aval> in, const Params&) {
         return std::vector<Aval>{in[0]};
       };
-      p->impl = [](std::span<const Array> args, const Params&, std::span<const Aval>) {
-        return std::vector<Array>{args[0]};
-      };
+      p->impl = [](const ExecContext&, std::span<const Array> args, const Params&,
+                   std::span<const Aval>) { return std::vector<Array>{args[0]}; };
       p->vjp_override = [](std::span<const Array> primals, const Params&) {
         VjpBwdFn bwd = [](std::span<const Array>, std::span<const Array> cts) {
           return std::vector<Array>{clamp_unit(cts[0])};
@@ -41,8 +40,8 @@ Primitive& clip_gradient(bool with_jvp) {
         return VjpOverride{std::vector<Array>{primals[0]}, {}, bwd};
       };
       Primitive* self = p;
-      p->batch = [self](std::span<const Array> args, std::span<const int64_t> dims,
-                        const Params& params) {
+      p->batch = [self](const BatchAxis&, std::span<const Array> args,
+                        std::span<const int64_t> dims, const Params& params) {
         return std::make_pair(tessera::bind(*self, args, params), std::vector<int64_t>{dims[0]});
       };
       register_primitive(*p);

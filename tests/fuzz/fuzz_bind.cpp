@@ -21,6 +21,7 @@
 #include "fuzz_util.h"
 #include "tessera/jaxpr.h"
 #include "tessera/jaxpr_parse.h"
+#include "tessera/param_types.h"
 #include "tessera/primitive.h"
 #include "tessera/transforms_flat.h"
 
@@ -134,7 +135,7 @@ std::vector<int64_t> gen_ints(Reader& r, int64_t rank) {
   return v;
 }
 
-ParamValue gen_value(Reader& r, ParamKind kind, int64_t rank) {
+ParamValue gen_value(Reader& r, ParamKind kind, int64_t rank, const ParamSpec* spec = nullptr) {
   switch (kind) {
     case ParamKind::kBool:
       return r.chance(1, 2);
@@ -173,6 +174,31 @@ ParamValue gen_value(Reader& r, ParamKind kind, int64_t rank) {
     }
     case ParamKind::kOptionalDType:
       return r.chance(1, 3) ? ParamValue(std::string("None")) : ParamValue(gen_dtype(r));
+    case ParamKind::kTuple: {
+      std::vector<ParamValue> items;
+      const size_t n = r.pick(4);
+      for (size_t k = 0; k < n; ++k)
+        items.push_back(r.chance(1, 4) ? gen_value(r, ParamKind::kTuple, rank)
+                                       : ParamValue(gen_int(r)));
+      return make_tuple_param(std::move(items));
+    }
+    case ParamKind::kEnum: {
+      const auto defs = param_enum_defs();
+      const EnumDef* def =
+          spec && spec->enum_def && r.chance(7, 8) ? spec->enum_def : defs[r.pick(defs.size())];
+      return ParamEnum{
+          def, static_cast<int32_t>(r.pick(def->members.size() + 1)) - (r.chance(1, 8) ? 1 : 0)};
+    }
+    case ParamKind::kRecord: {
+      const auto defs = param_record_defs();
+      const RecordDef* def =
+          spec && spec->record_def && r.chance(7, 8) ? spec->record_def : defs[r.pick(defs.size())];
+      std::vector<ParamValue> fields;
+      for (size_t k = 0; k < def->fields.size(); ++k)
+        fields.push_back(r.chance(1, 16) ? gen_value(r, static_cast<ParamKind>(r.pick(14)), rank)
+                                         : ParamValue(gen_ints(r, rank)));
+      return make_record_param(*def, std::move(fields));
+    }
     case ParamKind::kAny:
     default:
       return gen_value(r, static_cast<ParamKind>(r.pick(9)), rank);
@@ -184,9 +210,9 @@ Params gen_params(Reader& r, const Signature& sig, int64_t rank, bool mutate) {
   for (const ParamSpec& spec : sig.params) {
     const uint8_t m = mutate ? r.u8() % 32 : 31;
     if (m == 0) continue;  // missing
-    const ParamKind k = m == 1 ? static_cast<ParamKind>(r.pick(11)) : spec.kind;
+    const ParamKind k = m == 1 ? static_cast<ParamKind>(r.pick(14)) : spec.kind;
     if (!spec.required && m == 2) continue;
-    ps.set(spec.name, gen_value(r, k, rank));
+    ps.set(spec.name, gen_value(r, k, rank, &spec));
   }
   if (mutate && r.u8() % 32 == 0) ps.set("bogus_param", gen_int(r));
   return ps;

@@ -160,14 +160,6 @@ checkpoint_policies = types.SimpleNamespace(
 )
 
 
-def _policy_params(prim_name, params):
-    if prim_name == "dot_general" and "lhs_contracting_dimensions" in params:
-        params["dimension_numbers"] = (
-            (params["lhs_contracting_dimensions"], params["rhs_contracting_dimensions"]),
-            (params["lhs_batch_dimensions"], params["rhs_batch_dimensions"]))
-    return params
-
-
 def _policy_handle(policy):
     """The native policy for a Python policy (None: the default, nothing saveable)."""
     if policy is None:
@@ -181,7 +173,7 @@ def _policy_handle(policy):
 
     def adapter(prim_name, avals, params):
         out = policy(Primitive(prim_name), *[ShapeDtypeStruct(s, d) for s, d in avals],
-                     **_policy_params(prim_name, dict(params)))
+                     **dict(params))
         if not isinstance(out, (bool,)) and type(out).__name__ != "bool_":
             raise TypeError(f"checkpoint policy {getattr(policy, '__name__', policy)!r} must "
                             f"return a bool, got {out!r}")

@@ -84,6 +84,13 @@ def _install_array_placement():
     arr.device = property(_array_device)
     arr.devices = lambda self: {_array_device(self)}
     arr.sharding = property(lambda self: SingleDeviceSharding(_array_device(self)))
+    arr.committed = property(_array_committed)
+
+
+def _array_committed(self):
+    if self._is_tracer:
+        raise _tracer_error("committed")
+    return self._committed
 
 
 def _check_backend(backend):
@@ -148,20 +155,25 @@ def device_get(x):
 
 
 def device_put(x, device=None):
-    """Copies array-likes to the device as Arrays (pytrees map over their leaves)."""
+    """Places the array-likes of the pytree x on `device` (a Device or a SingleDeviceSharding)
+    as Arrays (jax.device_put). With a device the results are committed to it: later ops on
+    them run there, and mixing arrays committed to different devices raises ValueError. Without
+    one the results are uncommitted on the default device and follow committed operands."""
+    if isinstance(device, SingleDeviceSharding):
+        device = device._device
     if device is not None and device not in _CPU:
-        raise ValueError(f"device_put: unknown device {device!r}")
-    if device is not None and device.id != 0:
-        # Eager ops do not yet follow their inputs' device (issue 13, part 2): an array put
-        # there would silently compute on cpu:0, so refuse rather than misplace it.
-        raise NotImplementedError(
-            f"device_put: placing arrays on {device!r} is not supported yet (only "
-            f"CpuDevice(id=0)); leave device=None or pass tessera.devices()[0]")
+        raise ValueError(f"device_put: unknown device {device!r}; expected one of "
+                         f"tessera.devices() = {_CPU!r} or a SingleDeviceSharding of one")
+    dev_id = -1 if device is None else device.id
 
     def put(leaf):
-        if isinstance(leaf, _tessera.Array):
+        if not isinstance(leaf, _tessera.Array):
+            leaf = _tessera.asarray(leaf)
+        if leaf._is_tracer:
             return leaf
-        return _tessera.asarray(leaf)
+        if dev_id < 0:
+            return leaf
+        return _tessera.device_put(leaf, dev_id)
 
     return tree_util.tree_map(put, x)
 

@@ -516,7 +516,7 @@ void check_second_order_ad(const Row& row, const flat::Fun& f, const Args& xs, c
       !m.empty())
     ADD_FAILURE() << where(row, label)
                   << ": linearize of the jvp differs from jvp of the jvp: " << m;
-  if (std::string m = adjoint_mismatch(lg, ws, tol); !m.empty())
+  if (std::string m = adjoint_mismatch(lg, ws, tol * row.adjoint_tol_scale); !m.empty())
     ADD_FAILURE() << where(row, label) << ": reverse over forward: " << m;
 
   Array u = draw(any(-1.0, 1.0), y.shape(), y.dtype());
@@ -540,7 +540,8 @@ void check_second_order_ad(const Row& row, const flat::Fun& f, const Args& xs, c
       ADD_FAILURE() << where(row, label) << ": forward over reverse (cotangent of operand "
                     << diff[j] << ") vs finite differences: " << msg << "; " << values_at(xs);
   }
-  if (std::string m = adjoint_mismatch(flat::linearize(h, xs), ws, tol); !m.empty())
+  if (std::string m = adjoint_mismatch(flat::linearize(h, xs), ws, tol * row.adjoint_tol_scale);
+      !m.empty())
     ADD_FAILURE() << where(row, label) << ": reverse over reverse: " << m;
 }
 
@@ -566,8 +567,8 @@ Stats check_vjp(const Row& row) {
           for (size_t i = 0; i < xs.size(); ++i) {
             const bool has_t = is_floating(xs[i].dtype());
             // As JAX: a weakly typed input gets a weakly typed cotangent.
-          Aval want{xs[i].shape(), has_t ? xs[i].dtype() : DType::kFloat0,
-                    has_t && xs[i].weak_type()};
+            Aval want{xs[i].shape(), has_t ? xs[i].dtype() : DType::kFloat0,
+                      has_t && xs[i].weak_type()};
             if (cts[i].aval() != want)
               ADD_FAILURE() << where(row, label) << ": cotangent " << i << " is "
                             << cts[i].aval().str() << ", expected " << want.str();

@@ -97,6 +97,9 @@ struct Row {
   double fd_h = 1e-6;       // finite-difference step, times max(1, max |x|)
   double jvp_rtol = 1e-6;   // first order: |jvp - fd| <= rtol * (|fd| + max |fd| + 1)
   double jvp2_rtol = 1e-5;  // second order (step fd_h2)
+  // Second-order adjoint checks (<u, L w> = <L^T u, w>) hold to 64 eps times this, relative to
+  // |u| |L w|: rules whose second derivative sums cancelling terms need more than 1.
+  double adjoint_tol_scale = 1.0;
   double fd_h2 = 1e-5;
   KinkFn kink;
   double min_kink = 1e-3;
