@@ -9,10 +9,8 @@
 
 namespace tessera {
 
-Array::Array(Aval aval, std::shared_ptr<Buffer> buffer) : impl_(std::make_shared<ArrayImpl>()) {
-  impl_->aval = std::move(aval);
-  impl_->buffer = std::move(buffer);
-}
+Array::Array(Aval aval, std::shared_ptr<Buffer> buffer)
+    : impl_(std::make_shared<ArrayImpl>(std::move(aval), std::move(buffer))) {}
 
 Array::Array(std::shared_ptr<Tracer> tracer) : impl_(std::make_shared<ArrayImpl>()) {
   impl_->aval = tracer->aval();

@@ -1,6 +1,7 @@
 // The registry, the trace context and bind.
 #include "tessera/primitive.h"
 
+#include <array>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -316,56 +317,65 @@ namespace {
 
 std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<const Array> args,
                                                 const Params& params) {
-  // Avals on the stack for the common small arities.
-  std::vector<Aval> avals;
-  avals.reserve(args.size());
+  // One pass over the arguments: the checks, their avals, and placement — the device of the
+  // committed arguments (all must agree), else of the first argument (uncommitted arrays live on
+  // the default device), else the default device.
+  // Avals on the stack for up to four arguments (most calls): no allocation for the list.
+  std::array<Aval, 4> small_avals;
+  std::vector<Aval> big_avals;
+  if (args.size() > small_avals.size()) big_avals.resize(args.size());
+  Aval* const avals_at = big_avals.empty() ? small_avals.data() : big_avals.data();
+  const std::span<const Aval> avals(avals_at, args.size());
+  Device* committed_dev = nullptr;
+  Device* first_dev = nullptr;
+  bool mixed = false;  // some argument is on another device than the first
+  size_t committed_arg = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const Array& a = args[i];
-    if (!a.defined()) {
+    const ArrayImpl* ai = a.impl().get();
+    if (!ai) {
       throw ValueError(op_message(p.name(), "argument " + std::to_string(i) +
                                                 " is an empty Array handle (default-constructed)"));
     }
-    if (a.is_tracer()) {
+    if (ai->tracer) {
       throw UnexpectedTracerError(op_message(
           p.name(), "encountered a tracer (" + a.tracer()->str() +
                         ") outside the transformation that created it: it leaked out of the "
                         "function being transformed (stored in a global, a captured variable or "
                         "a side channel). Return it as an output of the function instead."));
     }
-    if (a.is_deleted()) {
+    if (ai->deleted) {
       throw ValueError(
           op_message(p.name(), "argument " + std::to_string(i) + " (" + a.aval().str() +
                                    ") has been deleted or donated; it cannot be used"));
     }
-    avals.push_back(a.aval());
+    Device* d = ai->buffer->device();
+    if (i == 0) first_dev = d;
+    mixed |= d != first_dev;
+    if (ai->committed) {
+      if (!committed_dev) {
+        committed_dev = d;
+        committed_arg = i;
+      } else if (d != committed_dev) {
+        incompatible_devices(p, args, committed_arg, i);
+      }
+    }
+    avals_at[i] = ai->aval;
   }
   if (!p.impl) throw_internal("bind", "primitive '" + p.name() + "' has no eager rule");
-  // Placement: the device of the committed arguments (all must agree), else of the first
-  // argument (uncommitted arrays live on the default device), else the default device.
-  ExecContext ctx;
-  bool committed = false;
-  size_t committed_arg = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ArrayImpl& a = *args[i].impl();
-    if (!a.committed) continue;
-    if (!committed) {
-      committed = true;
-      committed_arg = i;
-      ctx.device = a.buffer->device();
-    } else if (a.buffer->device() != ctx.device) {
-      incompatible_devices(p, args, committed_arg, i);
-    }
-  }
-  if (!ctx.device) ctx.device = args.empty() ? default_device() : args[0].impl()->buffer->device();
+  const bool committed = committed_dev != nullptr;
+  ExecContext ctx{committed_dev ? committed_dev : first_dev ? first_dev : default_device()};
   // Uncommitted arguments elsewhere move to the computation's device (as JAX transfers them).
   std::vector<Array> moved;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].impl()->buffer->device() == ctx.device) continue;
-    if (moved.empty()) moved.assign(args.begin(), args.end());
-    moved[i] = device_put(args[i], ctx.device);
-    moved[i].impl()->committed = false;
+  if (mixed) {
+    moved.assign(args.begin(), args.end());
+    for (Array& m : moved)
+      if (m.impl()->buffer->device() != ctx.device) {
+        m = device_put(m, ctx.device);
+        m.impl()->committed = false;
+      }
+    args = moved;
   }
-  if (!moved.empty()) args = moved;
   // bind() checked the signature before handing the call to this trace.
   std::vector<Aval> out_avals = run_abstract_rule(p, avals, params);
   const char* prev = t_op_name;
@@ -394,12 +404,14 @@ std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<co
   // tests catch it and users still get correct placement), committed when an input was. A
   // shared handle (an input, a sub-jaxpr's constant) is replaced, never changed in place.
   for (Array& o : outs) {
-    if (!o.is_concrete()) continue;
-    if (o.impl()->buffer && o.impl()->buffer->device() != ctx.device) {
+    const ArrayImpl* oi = o.impl().get();
+    if (!oi || oi->tracer || !oi->buffer) continue;
+    if (oi->buffer->device() != ctx.device) {
       g_fixups.fetch_add(1, std::memory_order_relaxed);
       o = device_put(o, ctx.device);
+    } else if (oi->committed == committed) {
+      continue;
     }
-    if (o.impl()->committed == committed) continue;
     if (o.impl().use_count() != 1) o = Array(o.aval(), o.impl()->buffer);
     o.impl()->committed = committed;
   }
