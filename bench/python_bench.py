@@ -8,6 +8,11 @@ the C++ suites (bench/harness.h; docs/performance.md).
   grad_small       per-call cost of jax.grad(lambda v: jnp.sum(jnp.tanh(v) * v)) on 16 float32
                    values; peer functorch.grad of the same function (torch_autograd_ms: plain
                    torch autograd, .backward() on a fresh leaf); gradients compared (max_rel_diff)
+  tree_flatten_params  per-call cost of flatten + unflatten of a nested dict of 1,000 array
+                   leaves (100 layers of 10 parameters) with tessera.tree_util (C++ TreeDef);
+                   peer torch.utils._pytree (tree_flatten + tree_unflatten); `pure_python_ms`:
+                   the pure-Python tree_util Tessera had before (loaded from git, commit
+                   TREE_BASELINE_REV, when the checkout has its history)
 
     python_bench.py [--reps N] [--warmup N] [--list] [CASE...]
 
@@ -122,7 +127,90 @@ def grad_small(o):
     return rec
 
 
-CASES = {"eager_add_small": eager_add_small, "grad_small": grad_small}
+# The last commit whose tessera/tree_util.py was pure Python (imports nothing from tessera).
+TREE_BASELINE_REV = "ac2cbfd"
+
+
+def params_tree(leaf):
+    """100 layers of {attn: {wq, wk, wv, wo}, mlp: {w1, b1, w2, b2}, ln: {scale, bias}}, every
+    dict built in sorted key order (torch's pytree keeps insertion order, JAX's sorts: so both
+    list the leaves alike)."""
+    def node(i, keys):
+        return {k: leaf(i, k) for k in sorted(keys)}
+    return {f"layer_{i:03d}": {"attn": node(i, ("wq", "wk", "wv", "wo")),
+                               "ln": node(i, ("scale", "bias")),
+                               "mlp": node(i, ("w1", "b1", "w2", "b2"))} for i in range(100)}
+
+
+def pure_python_tree_util():
+    """The pre-C++ tree_util module from git history, or None (no git or no history)."""
+    import importlib.util
+    import subprocess
+    import tempfile
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    try:
+        src = subprocess.run(["git", "-C", repo, "show",
+                              f"{TREE_BASELINE_REV}:python/tessera/tree_util.py"],
+                             check=True, capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    with tempfile.NamedTemporaryFile("wb", suffix=".py", delete=False) as f:
+        f.write(src)
+    try:
+        spec = importlib.util.spec_from_file_location("_tree_util_pure_python", f.name)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        os.unlink(f.name)
+    return mod
+
+
+def tree_flatten_params(o):
+    iters = 200
+    reps = max(o.reps, 11)
+    tu = jax.tree_util
+    base = jnp.zeros((4,), jnp.float32)
+    tree = params_tree(lambda i, k: base + i)
+    leaves, treedef = tu.tree_flatten(tree)
+    if len(leaves) != 1000 or treedef.num_leaves != 1000:
+        raise RuntimeError("tree_flatten_params: expected 1,000 leaves")
+    back = tu.tree_unflatten(treedef, leaves)
+    if back.keys() != tree.keys() or back["layer_042"]["mlp"]["b1"] is not tree["layer_042"]["mlp"]["b1"]:
+        raise RuntimeError("tree_flatten_params: unflatten did not rebuild the tree")
+
+    def round_trip(mod, leaves_first=False):
+        flatten, unflatten = mod.tree_flatten, mod.tree_unflatten
+
+        def run():
+            lv, td = flatten(tree)
+            return unflatten(lv, td) if leaves_first else unflatten(td, lv)
+        return run
+
+    rec = {"tessera_ms": per_call_ms(round_trip(tu), iters, o.warmup, reps)}
+    old = pure_python_tree_util()
+    if old is not None:
+        if old.tree_flatten(tree)[0] != leaves:
+            raise RuntimeError("tree_flatten_params: the pure-Python baseline orders leaves "
+                               "differently")
+        rec["pure_python_ms"] = per_call_ms(round_trip(old), iters, o.warmup, reps)
+    try:
+        import torch.utils._pytree as tp
+        import torch
+    except ImportError as e:
+        print(f"python_bench: torch not importable ({e}); peer 'none'", file=sys.stderr)
+        rec["peer"] = "none"
+    else:
+        tl, tspec = tp.tree_flatten(tree)
+        if tl != leaves:
+            raise RuntimeError("tree_flatten_params: torch orders the leaves differently")
+        rec["peer"] = f"torch.utils._pytree (torch {torch.__version__})"
+        rec["peer_ms"] = per_call_ms(round_trip(tp, leaves_first=True), iters, o.warmup, reps)
+    rec.update({"leaves": 1000, "iters": iters})
+    return rec
+
+
+CASES = {"eager_add_small": eager_add_small, "grad_small": grad_small,
+         "tree_flatten_params": tree_flatten_params}
 ORDER = ["bench", "case", "tessera_ms", "peer", "peer_ms", "ratio", "gflops", "gbps", "peak_mb"]
 
 

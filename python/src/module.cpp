@@ -22,4 +22,5 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_control_flow(m);
   tessera::python::bind_checkpoint(m);
   tessera::python::bind_devices(m);
+  tessera::python::bind_tree(m);
 }

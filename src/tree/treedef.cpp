@@ -1,5 +1,6 @@
 // TreeDef: immutable shared nodes with their leaf/node counts and hash computed once.
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <ostream>
 
@@ -88,6 +89,14 @@ TreeDef TreeDef::dict(std::vector<std::string> keys, std::vector<TreeDef> childr
   if (keys.size() != children.size())
     throw ValueError("[TreeDef::dict] got " + std::to_string(keys.size()) + " keys but " +
                      std::to_string(children.size()) + " children");
+  // Already sorted without duplicates (what flattening passes): take the vectors as they are.
+  if (std::adjacent_find(keys.begin(), keys.end(), std::greater_equal<>()) == keys.end()) {
+    TreeNode n;
+    n.kind = TreeKind::kDict;
+    n.keys = std::move(keys);
+    n.children = std::move(children);
+    return TreeDef(finish(std::move(n)));
+  }
   std::vector<size_t> order(keys.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
