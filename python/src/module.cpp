@@ -1,6 +1,7 @@
 // tessera._tessera: the C++ core seen from Python (the tessera package wraps it).
 #include "py_common.h"
 #include "runtime/thread_pool.h"
+#include "tessera/config.h"
 
 PYBIND11_MODULE(_tessera, m) {
   m.doc() = "Tessera's C++ core (use the tessera package)";
@@ -10,6 +11,7 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::devices();
   tessera::runtime::num_threads();
   tessera::x64_enabled();
+  tessera::config::flags();
   tessera::register_all();
   tessera::python::bind_array(m);
   tessera::python::bind_ops(m);
@@ -23,4 +25,5 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_checkpoint(m);
   tessera::python::bind_devices(m);
   tessera::python::bind_tree(m);
+  tessera::python::bind_config(m);
 }

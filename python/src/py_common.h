@@ -118,5 +118,6 @@ void bind_lax_ext(py::module_& m);
 void bind_cumulative(py::module_& m);  // lax.associative_scan, cumulative ops (py_cumulative.cpp)
 void bind_devices(py::module_& m);     // memory_stats, set_memory_limit (py_devices.cpp)
 void bind_tree(py::module_& m);        // pytrees on the C++ TreeDef (py_tree.cpp)
+void bind_config(py::module_& m);      // jax.config over the flag registry (py_config.cpp)
 
 }  // namespace tessera::python

@@ -267,9 +267,8 @@ std::vector<size_t> sort_keys(std::vector<py::object>& keys, const char* op) {
     for (size_t i = 0; i < keys.size(); ++i) idx[i] = py::int_(i);
     py::dict kw;
     kw["key"] = l.attr("__getitem__");
-    PyObject* sorted =
-        PyObject_Call(py::module_::import("builtins").attr("sorted").ptr(),
-                      py::make_tuple(idx).ptr(), kw.ptr());
+    PyObject* sorted = PyObject_Call(py::module_::import("builtins").attr("sorted").ptr(),
+                                     py::make_tuple(idx).ptr(), kw.ptr());
     if (sorted == nullptr) throw_unsortable(l, op);
     py::list s = py::reinterpret_steal<py::list>(sorted);
     for (size_t i = 0; i < keys.size(); ++i) order[i] = s[i].cast<size_t>();
@@ -444,8 +443,8 @@ std::pair<std::vector<std::pair<py::object, py::object>>, py::object> custom_fla
   py::object res = r.flatten_with_keys(py::handle(x));
   auto bad = [&]() {
     PyErr_Clear();
-    return py::value_error("[tree_flatten_with_path] the flatten_with_keys function of " +
-                           r.name + " should return a (((key, child), ...), aux_data) tuple, got " +
+    return py::value_error("[tree_flatten_with_path] the flatten_with_keys function of " + r.name +
+                           " should return a (((key, child), ...), aux_data) tuple, got " +
                            short_repr(res));
   };
   py::object pair = py::reinterpret_steal<py::object>(PySequence_Tuple(res.ptr()));
@@ -469,7 +468,7 @@ struct Flattener {
   PyObject* leaves;             // a list
   PyObject* is_leaf = nullptr;  // optional predicate
   bool build = true;            // false: leaves only (tree_leaves)
-  PyObject* keys = nullptr;     // optional list: str-keyed dicts' keys in preorder (PyTreeDef::keys)
+  PyObject* keys = nullptr;  // optional list: str-keyed dicts' keys in preorder (PyTreeDef::keys)
 
   void leaf(PyObject* x) {
     if (PyList_Append(leaves, x) < 0) throw py::error_already_set();
@@ -497,7 +496,8 @@ struct Flattener {
       if (build) kids.push_back(std::move(k));
     }
     if (!build) return TreeDef::leaf();
-    return PyList_CheckExact(seq) ? TreeDef::list(std::move(kids)) : TreeDef::tuple(std::move(kids));
+    return PyList_CheckExact(seq) ? TreeDef::list(std::move(kids))
+                                  : TreeDef::tuple(std::move(kids));
   }
 
   std::vector<TreeDef> children_of_iterable(py::handle xs) {
@@ -505,9 +505,10 @@ struct Flattener {
     py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(xs.ptr(), ""));
     if (!seq) {
       PyErr_Clear();
-      throw py::type_error("[tree_flatten] the children returned by a flatten function must be "
-                           "iterable, got " +
-                           short_repr(xs));
+      throw py::type_error(
+          "[tree_flatten] the children returned by a flatten function must be "
+          "iterable, got " +
+          short_repr(xs));
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
     kids.reserve(static_cast<size_t>(n));
@@ -543,9 +544,9 @@ struct Flattener {
           if (build) kids.push_back(std::move(k));
         }
         if (!build) return TreeDef::leaf();
-        return make_custom(r, py::reinterpret_borrow<py::object>(
-                                  reinterpret_cast<PyObject*>(Py_TYPE(x))),
-                           std::move(kids));
+        return make_custom(
+            r, py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(x))),
+            std::move(kids));
       }
       case Kind::kDict: {
         SortedDict items(x, "tree_flatten");
@@ -813,7 +814,8 @@ void flatten_up_to_rec(const TreeDef& d, PyObject* x, PyObject* out) {
     case Kind::kTuple:
     case Kind::kList: {
       const bool ok = k == Kind::kTuple ? PyTuple_CheckExact(x) : PyList_CheckExact(x);
-      if (!ok) throw UpToError{std::string("Expected ") + kind_name(k) + ", got " + short_repr(hx), {}};
+      if (!ok)
+        throw UpToError{std::string("Expected ") + kind_name(k) + ", got " + short_repr(hx), {}};
       const auto len = static_cast<size_t>(PySequence_Fast_GET_SIZE(x));
       if (len != n)
         throw UpToError{capitalized(kind_name(k)) + " arity mismatch: " + std::to_string(len) +
@@ -853,12 +855,11 @@ void flatten_up_to_rec(const TreeDef& d, PyObject* x, PyObject* out) {
         throw UpToError{"Expected named tuple " + name + ", got " + short_repr(hx), {}};
       const auto len = static_cast<size_t>(PyTuple_GET_SIZE(x));
       if (len != n)
-        throw UpToError{"Named tuple arity mismatch: " + std::to_string(len) + " != " +
-                            std::to_string(n),
-                        {}};
+        throw UpToError{
+            "Named tuple arity mismatch: " + std::to_string(len) + " != " + std::to_string(n), {}};
       if (reinterpret_cast<PyObject*>(Py_TYPE(x)) != cls.ptr())
-        throw UpToError{"Named tuple type mismatch; expected type: " + name + ", got type: " +
-                            std::string(py::str(hx.get_type().attr("__name__"))),
+        throw UpToError{"Named tuple type mismatch; expected type: " + name +
+                            ", got type: " + std::string(py::str(hx.get_type().attr("__name__"))),
                         {}};
       xs = py::reinterpret_borrow<py::object>(x);
       break;
@@ -867,9 +868,8 @@ void flatten_up_to_rec(const TreeDef& d, PyObject* x, PyObject* out) {
       const PyAux* a = aux_of(d);
       r = a->registration();
       if (lookup(x) != r)
-        throw UpToError{"Custom node type mismatch; expected type: " + r->name + ", got " +
-                            short_repr(hx),
-                        {}};
+        throw UpToError{
+            "Custom node type mismatch; expected type: " + r->name + ", got " + short_repr(hx), {}};
       auto [children, aux] = custom_flatten(*r, x);
       xs = to_list_of(children);
       bool same = aux.is(a->data());
@@ -885,9 +885,8 @@ void flatten_up_to_rec(const TreeDef& d, PyObject* x, PyObject* out) {
                         {}};
       const auto len = static_cast<size_t>(PyList_GET_SIZE(xs.ptr()));
       if (len != n)
-        throw UpToError{"Custom node arity mismatch: " + std::to_string(len) + " != " +
-                            std::to_string(n),
-                        {}};
+        throw UpToError{
+            "Custom node arity mismatch: " + std::to_string(len) + " != " + std::to_string(n), {}};
       break;
     }
     case Kind::kLeaf:
@@ -908,7 +907,6 @@ void flatten_up_to_rec(const TreeDef& d, PyObject* x, PyObject* out) {
     throw;
   }
 }
-
 
 py::list flatten_up_to(const TreeDef& d, py::handle tree, const std::string& op,
                        const std::string& context);
@@ -989,8 +987,8 @@ struct PathFlattener {
               "size as the tuple");
         py::object hold = py::reinterpret_borrow<py::object>(x);
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(x.ptr()); ++i)
-          kids.push_back(flatten(PyTuple_GET_ITEM(x.ptr(), i),
-                                 extend(g.GetAttrKey(fields[py::int_(i)]))));
+          kids.push_back(
+              flatten(PyTuple_GET_ITEM(x.ptr(), i), extend(g.GetAttrKey(fields[py::int_(i)]))));
         return make_custom(r, py::reinterpret_borrow<py::object>(x.get_type()), std::move(kids));
       }
       case Kind::kDict: {
@@ -1153,10 +1151,10 @@ void bind_tree(py::module_& m) {
             const auto got = static_cast<int64_t>(PySequence_Fast_GET_SIZE(seq.ptr()));
             const int64_t n = t.def.num_leaves();
             if (got != n)
-              throw py::value_error(std::string("[tree_unflatten] Too ") +
-                                    (got < n ? "few" : "many") + " leaves for PyTreeDef; expected " +
-                                    std::to_string(n) + ", got " + std::to_string(got) +
-                                    " (structure " + treedef_str(t.def) + ")");
+              throw py::value_error(
+                  std::string("[tree_unflatten] Too ") + (got < n ? "few" : "many") +
+                  " leaves for PyTreeDef; expected " + std::to_string(n) + ", got " +
+                  std::to_string(got) + " (structure " + treedef_str(t.def) + ")");
             size_t pos = 0, kpos = 0;
             PyObject* const* keys =
                 t.keys.is_none() ? nullptr : PySequence_Fast_ITEMS(t.keys.ptr());
@@ -1172,10 +1170,8 @@ void bind_tree(py::module_& m) {
       .def("_flatten_up_to",
            [](const PyTreeDef& t, py::handle tree, const std::string& op,
               const std::string& context) { return flatten_up_to(t.def, tree, op, context); })
-      .def("compose",
-           [](const PyTreeDef& t, const PyTreeDef& inner) {
-             return PyTreeDef{compose(t.def, inner.def)};
-           })
+      .def("compose", [](const PyTreeDef& t,
+                         const PyTreeDef& inner) { return PyTreeDef{compose(t.def, inner.def)}; })
       .def("node_data", [](const PyTreeDef& t) { return node_data(t.def); })
       .def_static(
           "make_from_node_data_and_children",
@@ -1189,9 +1185,10 @@ void bind_tree(py::module_& m) {
             }
             py::tuple t = py::tuple(py::reinterpret_borrow<py::object>(nd));
             if (t.size() != 2)
-              throw py::value_error("[make_from_node_data_and_children] node_data should be "
-                                    "None or a (type, data) pair, got " +
-                                    short_repr(nd));
+              throw py::value_error(
+                  "[make_from_node_data_and_children] node_data should be "
+                  "None or a (type, data) pair, got " +
+                  short_repr(nd));
             py::handle typ = t[0], data = t[1];
             Registry& r = reg();
             auto it = r.by_type.find(typ.ptr());
@@ -1242,10 +1239,9 @@ void bind_tree(py::module_& m) {
                Depth depth(" while building a pytree");
                py::list ys = to_list_of(x);
                if (ys.size() != d.children().size())
-                 throw py::value_error("[build_tree] Arity mismatch between trees: " +
-                                       std::to_string(ys.size()) +
-                                       " != " + std::to_string(d.children().size()) + " at " +
-                                       node_str(d));
+                 throw py::value_error(
+                     "[build_tree] Arity mismatch between trees: " + std::to_string(ys.size()) +
+                     " != " + std::to_string(d.children().size()) + " at " + node_str(d));
                std::vector<py::object> vals;
                for (size_t i = 0; i < ys.size(); ++i) vals.push_back(go(d.child(i), ys[i]));
                return build_node(d, vals);
@@ -1255,12 +1251,14 @@ void bind_tree(py::module_& m) {
       .def("_is_strict_leaf", [](const PyTreeDef& t) { return t.def.is_leaf(); })
       .def("__eq__",
            [](const PyTreeDef& a, py::handle b) -> py::object {
-             if (!py::isinstance<PyTreeDef>(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             if (!py::isinstance<PyTreeDef>(b))
+               return py::reinterpret_borrow<py::object>(Py_NotImplemented);
              return py::bool_(a.def == b.cast<const PyTreeDef&>().def);
            })
       .def("__ne__",
            [](const PyTreeDef& a, py::handle b) -> py::object {
-             if (!py::isinstance<PyTreeDef>(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             if (!py::isinstance<PyTreeDef>(b))
+               return py::reinterpret_borrow<py::object>(Py_NotImplemented);
              return py::bool_(a.def != b.cast<const PyTreeDef&>().def);
            })
       .def("__hash__", [](const PyTreeDef& t) { return static_cast<Py_ssize_t>(t.def.hash()); })
@@ -1314,9 +1312,8 @@ void bind_tree(py::module_& m) {
     throw py::value_error("[" + op + "] " + what + "; expected " + treedef_str(expected.def) +
                           " got " + treedef_str(got.def));
   });
-  m.def("treedef_tuple", [](py::iterable defs) {
-    return PyTreeDef{TreeDef::tuple(defs_of(std::move(defs)))};
-  });
+  m.def("treedef_tuple",
+        [](py::iterable defs) { return PyTreeDef{TreeDef::tuple(defs_of(std::move(defs)))}; });
   m.def("tree_all_leaves", [](py::iterable xs) {
     for (py::handle x : xs)
       if (lookup(x.ptr()) != nullptr) return false;

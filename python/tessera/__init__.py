@@ -8,7 +8,18 @@
 from tessera import _tessera
 from tessera._src import dtypes as dtypes
 from tessera._src.array import Array
-from tessera._src.config import config
+from tessera._src.config import (
+    config,
+    debug_infs,
+    debug_nans,
+    default_matmul_precision,
+    disable_jit,
+    explain_cache_misses,
+    log_compiles,
+    numpy_dtype_promotion,
+    numpy_rank_promotion,
+    threefry_partitionable,
+)
 from tessera._src.api import (
     ShapeDtypeStruct,
     eval_shape,
@@ -60,4 +71,7 @@ __all__ = [
     "linear_transpose", "linearize", "local_device_count", "local_devices", "make_jaxpr",
     "numpy", "process_count", "process_index", "sharding", "stop_gradient",
     "tree", "tree_util", "value_and_grad", "vjp", "vmap",
+    "debug_infs", "debug_nans", "default_matmul_precision", "disable_jit",
+    "explain_cache_misses", "log_compiles", "numpy_dtype_promotion", "numpy_rank_promotion",
+    "threefry_partitionable",
 ]

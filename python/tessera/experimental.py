@@ -1,4 +1,5 @@
-"""jax.experimental: io_callback."""
+"""jax.experimental: io_callback, enable_x64 / disable_x64."""
 from tessera._src.callback import io_callback
+from tessera._src.config import disable_x64, enable_x64
 
-__all__ = ["io_callback"]
+__all__ = ["io_callback", "enable_x64", "disable_x64"]
