@@ -1,6 +1,8 @@
 // C++ exceptions as Python exceptions with the same messages: TypeError, ValueError,
 // IndexError, and JAX's ConcretizationTypeError (a TypeError) and UnexpectedTracerError.
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include "py_common.h"
 
@@ -8,11 +10,35 @@ namespace tessera::python {
 
 namespace {
 
+// The core's messages name C++ spellings where they suggest a fix (numpy::where, nullopt);
+// Python users see the Python names instead. Ordered: longer spellings first.
+constexpr std::pair<std::string_view, std::string_view> kPythonNames[] = {
+    {"tessera::numpy::", "jnp."},
+    {"tessera::numpy", "jax.numpy"},
+    {"tessera::lax::", "lax."},
+    {"numpy::", "jnp."},
+    {"lax::", "lax."},
+    {"None (nullopt)", "None"},
+    {"std::nullopt", "None"},
+    {"nullopt", "None"},
+    {"Python/C++ control flow", "Python control flow"},
+};
+
+std::string python_names(std::string s) {
+  for (const auto& [from, to] : kPythonNames) {
+    for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
+      s.replace(pos, from.size(), to);
+  }
+  return s;
+}
+
 // Sets a Python exception from a C++ message that may hold bytes that are not UTF-8 (a user's
 // subscript or name echoed back): they are backslash-escaped instead of losing the message.
-void set_error(PyObject* type, const char* what) {
+void set_error(PyObject* type, const char* raw) {
+  const std::string text = python_names(raw);
+  const char* what = text.c_str();
   PyObject* msg =
-      PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(std::strlen(what)), "backslashreplace");
+      PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(text.size()), "backslashreplace");
   if (msg == nullptr) {
     PyErr_Clear();
     PyErr_SetString(type, "(message not decodable)");

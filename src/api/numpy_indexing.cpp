@@ -65,9 +65,12 @@ Array getitem(const Array& x, const std::vector<Index>& idx) {
       if (a->ndim() != 0 || !(is_integer(a->dtype()))) {
         if (is_bool(a->dtype()))
           throw IndexError(
-              op_message(kOp, "boolean-mask indexing (shape " + shape_str(a->shape()) +
-                                  ") needs a data-dependent output shape, which JAX does not allow "
-                                  "either; use where(mask, x, 0) or sum(x, where=mask)"));
+              op_message(kOp, "boolean-mask indexing (mask shape " + shape_str(a->shape()) +
+                                  ") is not implemented in Tessera yet (it arrives with "
+                                  "gather/scatter). JAX allows it on concrete arrays; under a "
+                                  "transformation JAX rejects it too (the output shape depends "
+                                  "on the mask's values). For now use where(mask, x, 0) or "
+                                  "sum(x, where=mask)"));
         throw IndexError(op_message(
             kOp, "integer-array (advanced) indexing with an index of " + a->aval().str() +
                      " needs gather, which Tessera does not have yet; index with integers, "

@@ -169,3 +169,42 @@ def _format(self, spec):
 
 
 Array.__format__ = _format
+
+
+# ---- jax.Array's attributes for real arrays on one device (no complex dtypes in Tessera) ----
+def _view(self, dtype=None, type=None):
+    """Reinterprets the bytes (same itemsize; NumPy's view), as lax.bitcast_convert_type."""
+    if type is not None:
+        raise TypeError("[Array.view] the `type` argument is not supported (JAX's neither)")
+    if dtype is None:
+        return self
+    from tessera import lax
+    return lax.bitcast_convert_type(self, dtype)
+
+
+def _to_device(self, device, *, stream=None):
+    from tessera._src.devices import device_put
+    del stream
+    return device_put(self, device)
+
+
+def _addressable_data(self, index):
+    if index != 0:
+        raise IndexError(f"[addressable_data] index {index} out of range: the array has one "
+                         "addressable shard")
+    return self
+
+
+Array.itemsize = property(lambda self: self.dtype.itemsize)
+Array.real = property(lambda self: _jnp().real(self))
+Array.imag = property(lambda self: _jnp().imag(self))
+Array.conj = lambda self: _jnp().conj(self)
+Array.conjugate = lambda self: _jnp().conjugate(self)
+Array.is_fully_addressable = property(lambda self: True)  # one process
+Array.is_fully_replicated = property(lambda self: True)  # one device holds all of it
+Array.on_device_size_in_bytes = lambda self: self.nbytes
+Array.copy_to_host_async = lambda self: None  # host memory is device memory on CPU
+Array.to_device = _to_device
+Array.addressable_data = _addressable_data
+Array.view = _view
+Array.__complex__ = lambda self: complex(self.item())

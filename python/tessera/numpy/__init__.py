@@ -43,13 +43,35 @@ def promote_types(a, b):
     return result_type(dtype(a), dtype(b))
 
 
+_X64_HINT = ("To enable more dtypes, set the jax_enable_x64 configuration option or the "
+             "JAX_ENABLE_X64 shell environment variable. See "
+             "https://github.com/jax-ml/jax#current-gotchas for more.")
+_PY_SCALAR_TYPES = (float, int, bool, complex)
+
+
 def _dt(d):
+    """A user's dtype argument for the C++ core. Without x64, an explicit 64-bit dtype warns as
+    JAX's does (naming the jnp function that received it) and is truncated to 32 bits."""
     if d is None:
         return None
     if isinstance(d, _dtypes._ScalarType):
-        return d.name
-    if isinstance(d, _dtypes._BFloat16DType):
+        d = d.name
+    elif isinstance(d, _dtypes._BFloat16DType):
         return "bfloat16"
+    if d not in _PY_SCALAR_TYPES and not _tessera.x64_enabled():
+        try:
+            requested = _np.dtype(d).name
+        except TypeError:
+            return d  # not a NumPy dtype: the core reports it
+        if requested.endswith("64") or requested == "complex128":
+            canonical = _tessera.canonical_dtype_name(requested)
+            if canonical != requested:
+                import sys
+                import warnings
+                fun = sys._getframe(1).f_code.co_name
+                warnings.warn(f"Explicitly requested dtype {requested} requested in {fun} is not "
+                              f"available, and will be truncated to dtype {canonical}. "
+                              + _X64_HINT, UserWarning, stacklevel=3)
     return d
 
 
@@ -309,6 +331,51 @@ def broadcast_to(array, shape):
     if isinstance(shape, int):
         shape = (shape,)
     return _C.broadcast_to(array, tuple(shape))
+
+
+# ---- complex parts: Tessera has no complex dtypes, so every array is real ----
+def iscomplexobj(x):
+    d = getattr(x, "dtype", None)
+    if d is None:
+        return isinstance(x, complex) or _np.iscomplexobj(x)
+    return getattr(d, "kind", "") == "c"
+
+
+def isrealobj(x):
+    return not iscomplexobj(x)
+
+
+def _no_complex(op, x):
+    if iscomplexobj(x):
+        raise TypeError(f"[{op}] complex values are not supported: Tessera has no complex64 / "
+                        "complex128 dtypes yet")
+    return asarray(x)
+
+
+def real(val):
+    """The real part: the array itself for real dtypes."""
+    return _no_complex("real", val)
+
+
+def imag(val):
+    """The imaginary part: zeros of the array's dtype for real dtypes."""
+    return zeros_like(_no_complex("imag", val))
+
+
+def conjugate(x):
+    """The complex conjugate: the array itself for real dtypes."""
+    return _no_complex("conjugate", x)
+
+
+conj = conjugate
+
+
+def isreal(x):
+    return equal(imag(x), 0)
+
+
+def iscomplex(x):
+    return not_equal(imag(x), 0)
 
 
 def astype(x, dtype, copy=False):
