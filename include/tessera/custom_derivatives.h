@@ -152,12 +152,13 @@ class CustomVjp {
       if constexpr (detail::IsTuple<R>::value) {
         std::apply(
             [&](const auto&... c) {
-              (defs.push_back(TreeTraits<std::remove_cvref_t<decltype(c)>>::flatten(c, leaves)),
+              (defs.push_back(
+                   ::tessera::detail::flatten_into<std::remove_cvref_t<decltype(c)>>(c, leaves)),
                ...);
             },
             r);
       } else {
-        defs.push_back(TreeTraits<R>::flatten(r, leaves));
+        defs.push_back(::tessera::detail::flatten_into<R>(r, leaves));
       }
       bool ok = defs.size() == fa.defs.size();
       for (size_t i = 0; ok && i < defs.size(); ++i)

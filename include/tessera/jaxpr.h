@@ -79,8 +79,9 @@ Effects effects_union(const Effects& a, const Effects& b);
 // Sorts and removes duplicates.
 Effects make_effects(std::vector<Effect> effs);
 
-// The effects a primitive's equations carry (a side table until Primitive grows a slot):
-// whoever builds an equation for `p` attaches these.
+// The fixed effects every equation of `p` carries (kept beside the Primitive so that tests and
+// user primitives can set them without a rule); the params-dependent ones come from
+// Primitive::effects. Whoever builds an equation for `p` attaches both.
 void set_primitive_effects(const Primitive& p, Effects effs);
 Effects primitive_effects(const Primitive& p);
 

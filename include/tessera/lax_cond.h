@@ -41,7 +41,7 @@ Array scalar_arg(const P& p, const char* op) {
     return p;
   } else {
     std::vector<Array> leaves;
-    TreeDef d = TreeTraits<std::remove_cvref_t<P>>::flatten(p, leaves);
+    TreeDef d = ::tessera::detail::flatten_into<std::remove_cvref_t<P>>(p, leaves);
     if (!d.is_leaf()) throw TypeError(op_message(op, "expected a scalar, got a pytree " + d.str()));
     return leaves[0];
   }
@@ -145,7 +145,7 @@ template <class C, class B, class T>
 traced_t<T> while_loop(const C& cond_fun, const B& body_fun, const T& init_val) {
   using Carry = traced_t<T>;
   std::vector<Array> leaves;
-  TreeDef def = TreeTraits<std::remove_cvref_t<T>>::flatten(init_val, leaves);
+  TreeDef def = ::tessera::detail::flatten_into<std::remove_cvref_t<T>>(init_val, leaves);
   flat::Fun cf = [&](std::span<const Array> xs) {
     TreeDef d;
     std::vector<Array> out =

@@ -69,11 +69,12 @@ auto scan(const F& f, const C& init, const X& xs, const ScanOptions& options = {
   using Y = traced_t<std::tuple_element_t<1, Raw>>;
 
   std::vector<Array> init_leaves;
-  const TreeDef init_def = TreeTraits<std::remove_cvref_t<C>>::flatten(init, init_leaves);
+  const TreeDef init_def =
+      ::tessera::detail::flatten_into<std::remove_cvref_t<C>>(init, init_leaves);
   std::vector<Array> xs_leaves;
   TreeDef xs_def;
   if constexpr (!detail_scan::is_no_xs<X>)
-    xs_def = TreeTraits<std::remove_cvref_t<X>>::flatten(xs, xs_leaves);
+    xs_def = ::tessera::detail::flatten_into<std::remove_cvref_t<X>>(xs, xs_leaves);
   const size_t nc = init_leaves.size();
   TreeDef y_def;
   flat::Fun fun = [&](std::span<const Array> v) {
@@ -109,7 +110,8 @@ traced_t<C> fori_loop(const L& lower, const U& upper, const F& body, const C& in
                       int64_t unroll = 1) {
   using Carry = traced_t<C>;
   std::vector<Array> init_leaves;
-  const TreeDef init_def = TreeTraits<std::remove_cvref_t<C>>::flatten(init, init_leaves);
+  const TreeDef init_def =
+      ::tessera::detail::flatten_into<std::remove_cvref_t<C>>(init, init_leaves);
   flat::Fun fun = [&](std::span<const Array> v) {
     Carry c = detail::unflatten_as<Carry>(init_def, v.subspan(1));
     TreeDef c_def;
@@ -133,7 +135,7 @@ auto map(const F& f, const X& xs, std::optional<int64_t> batch_size = std::nullo
   using XT = traced_t<X>;
   using Y = traced_t<std::remove_cvref_t<std::invoke_result_t<const F&, const XT&>>>;
   std::vector<Array> xs_leaves;
-  const TreeDef xs_def = TreeTraits<std::remove_cvref_t<X>>::flatten(xs, xs_leaves);
+  const TreeDef xs_def = ::tessera::detail::flatten_into<std::remove_cvref_t<X>>(xs, xs_leaves);
   TreeDef y_def;
   flat::Fun fun = [&](std::span<const Array> v) {
     return detail::flatten_out(f(detail::unflatten_as<XT>(xs_def, v)), y_def);

@@ -34,6 +34,22 @@ class ArrayLike {
   Array array_;
 };
 
+// ---- dtypes by jnp's short names: tnp::zeros({3}, tnp::float16) ----
+inline constexpr DType bool_ = DType::kBool;
+inline constexpr DType int8 = DType::kInt8;
+inline constexpr DType int16 = DType::kInt16;
+inline constexpr DType int32 = DType::kInt32;
+inline constexpr DType int64 = DType::kInt64;
+inline constexpr DType uint8 = DType::kUInt8;
+inline constexpr DType uint16 = DType::kUInt16;
+inline constexpr DType uint32 = DType::kUInt32;
+inline constexpr DType uint64 = DType::kUInt64;
+inline constexpr DType float16 = DType::kFloat16;
+inline constexpr DType bfloat16 = DType::kBFloat16;
+inline constexpr DType float32 = DType::kFloat32;
+inline constexpr DType float64 = DType::kFloat64;
+inline constexpr DType float0 = DType::kFloat0;
+
 // ---- creation ----
 // A weakly typed rank-0 array (what C++ scalars become).
 Array weak_scalar(double v);       // weak float (float32 unless x64)
@@ -169,6 +185,6 @@ using numpy::operator<=;
 using numpy::operator>;
 using numpy::operator>=;
 }  // namespace tessera
-#include "tessera/numpy_ufuncs.h"
 #include "tessera/numpy_manip.h"
 #include "tessera/numpy_reductions.h"
+#include "tessera/numpy_ufuncs.h"

@@ -85,8 +85,9 @@ bool param_equal(const ParamValue& a, const ParamValue& b);
 // address (opaque callables are the one exception: they compare by identity, as in JAX).
 size_t param_hash(const ParamValue& v);
 
-// A small ordered map of static parameters: hashable and comparable so that CSE and compile
-// caches can key on it. Keys keep insertion order; the jaxpr printer sorts them by name, as JAX.
+// A small map of static parameters: hashable and comparable so that CSE and compile caches can
+// key on it. Keys are kept sorted by name (set() inserts in place), so params built in any order
+// compare and hash equal, and items() is the order the jaxpr printer prints (JAX's).
 class Params {
  public:
   Params() = default;
@@ -362,6 +363,9 @@ class Primitive {
   Primitive& operator=(const Primitive&) = delete;
 
   const std::string& name() const { return name_; }
+  // Whether the primitive returns a list of results (loops, cond, callbacks, reduce): bind then
+  // accepts any number of abstract results and reconciles each result's weak type with them;
+  // single-result primitives must produce exactly one.
   bool multiple_results() const { return multiple_results_; }
 
   // Operand count and params (see Signature); set in the family's registration function.

@@ -230,7 +230,11 @@ FlatArgs flatten_args(const Args&... args) {
   fa.offsets.push_back(0);
   (
       [&] {
-        fa.defs.push_back(TreeTraits<std::remove_cvref_t<Args>>::flatten(args, fa.leaves));
+        using A = std::remove_cvref_t<Args>;
+        if constexpr (Pytree<A>)
+          fa.defs.push_back(TreeTraits<A>::flatten(args, fa.leaves));
+        else
+          ::tessera::detail::not_a_pytree<A>();
         fa.offsets.push_back(fa.leaves.size());
       }(),
       ...);
@@ -242,13 +246,21 @@ inline std::vector<Array> leaf_slice(std::span<const Array> xs, size_t a, size_t
 // Flattens a function result; records its structure.
 template <class T>
 std::vector<Array> flatten_out(const T& out, TreeDef& def) {
-  std::vector<Array> leaves;
-  def = TreeTraits<std::remove_cvref_t<T>>::flatten(out, leaves);
-  return leaves;
+  using R = std::remove_cvref_t<T>;
+  if constexpr (Pytree<R>) {
+    std::vector<Array> leaves;
+    def = TreeTraits<R>::flatten(out, leaves);
+    return leaves;
+  } else {
+    ::tessera::detail::not_a_pytree<R>();
+  }
 }
 template <class T>
 T unflatten_as(const TreeDef& def, std::span<const Array> leaves) {
-  return tree_unflatten<T>(def, std::vector<Array>(leaves.begin(), leaves.end()));
+  if constexpr (Pytree<T>)
+    return tree_unflatten<T>(def, std::vector<Array>(leaves.begin(), leaves.end()));
+  else
+    ::tessera::detail::not_a_pytree<T>();
 }
 
 // The leaves of the selected arguments (in argnums order) and where each starts.

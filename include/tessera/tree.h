@@ -19,6 +19,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <iosfwd>
 #include <map>
@@ -210,6 +211,10 @@ template <class C, class M>
 constexpr TreeField<C, M> tree_field(const char* name, M C::*ptr) {
   return {name, ptr};
 }
+// Always false, for a static_assert that fires only when instantiated.
+template <class T>
+inline constexpr bool kNotAPytree = false;
+
 template <class T>
 concept RegisteredTreeStruct = requires {
   tessera_pytree_fields(TreeTypeTag<T>{});
@@ -418,6 +423,28 @@ struct TreeTraits<T> {
     return "CustomNode(" + name() + "[None], [" + detail::join_type_strs(parts) + "])";
   }
 };
+
+// The one error a transformation gives for an argument or result that is not a pytree. Use as
+// `if constexpr (Pytree<T>) ... else detail::not_a_pytree<T>();`.
+namespace detail {
+template <class T>
+[[noreturn]] void not_a_pytree() {
+  static_assert(kNotAPytree<T>,
+                "tessera: this argument or result type is not a pytree. Register a struct "
+                "with TESSERA_REGISTER_PYTREE(Type, field1, field2, ...) at namespace scope in "
+                "Type's namespace, or use Array, arithmetic scalars, std::vector, std::array, "
+                "std::tuple, std::pair, std::map<std::string, T> or std::optional of pytrees");
+  std::abort();
+}
+// TreeTraits<T>::flatten, or the not-a-pytree error.
+template <class T>
+TreeDef flatten_into(const T& x, std::vector<Array>& leaves) {
+  if constexpr (Pytree<T>)
+    return TreeTraits<T>::flatten(x, leaves);
+  else
+    not_a_pytree<T>();
+}
+}  // namespace detail
 
 // ---- jax.tree_util functions ----
 template <Pytree T>

@@ -14,21 +14,6 @@ namespace tessera::python {
 
 namespace {
 
-std::vector<Array> from_list(py::handle r) {
-  if (!py::isinstance<py::sequence>(r) || py::isinstance<py::str>(r))
-    throw TypeError("[checkpoint] the flattened function must return a list of arrays");
-  std::vector<Array> out;
-  for (py::handle h : py::reinterpret_borrow<py::sequence>(r)) out.push_back(to_array(h));
-  return out;
-}
-
-flat::Fun wrap_fun(PyFn f) {
-  return [f = std::move(f)](std::span<const Array> xs) {
-    py::gil_scoped_acquire gil;
-    return from_list((*f)(to_list(xs)));
-  };
-}
-
 // A param value as a Python value (sub-jaxprs and opaque params as their text).
 py::object param_to_py(const ParamValue& v) {
   return std::visit(
@@ -142,7 +127,7 @@ void bind_checkpoint(py::module_& m) {
         CheckpointOptions o;
         if (policy) o.policy = policy->p;
         o.prevent_cse = prevent_cse;
-        return to_list(flat::checkpoint(wrap_fun(share(std::move(f))), to_arrays(args), o));
+        return to_list(flat::checkpoint(flat_fun(std::move(f), "checkpoint"), to_arrays(args), o));
       },
       py::arg("f"), py::arg("args"), py::arg("policy") = py::none(), py::arg("prevent_cse") = true);
   m.def(
@@ -156,7 +141,7 @@ void bind_checkpoint(py::module_& m) {
       "saved_residuals",
       [](py::function f, const py::sequence& args) {
         std::vector<SavedResidual> rs =
-            flat::saved_residuals(wrap_fun(share(std::move(f))), to_arrays(args));
+            flat::saved_residuals(flat_fun(std::move(f), "checkpoint"), to_arrays(args));
         py::list out;
         for (const SavedResidual& r : rs)
           out.append(py::make_tuple(py::tuple(py::cast(r.aval.shape)),

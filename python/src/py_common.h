@@ -44,6 +44,15 @@ inline PyFn share(py::function f) {
   });
 }
 
+// The arrays of what a flattened function or rule returned: a sequence of array-likes, else
+// TypeError "[op] the flattened <what> must return a list of arrays". None is an undefined
+// Array (a symbolic zero) where none_ok, else TypeError.
+std::vector<Array> result_arrays(py::handle r, const char* op, const char* what = "function",
+                                 bool none_ok = false);
+// The one conversion of a Python function over a flat list of arrays into a flat::Fun: the GIL
+// is taken per call and the function is shared (copies of the flat::Fun need no GIL).
+flat::Fun flat_fun(py::function f, const char* op);
+
 // A Python list of arrays; undefined Arrays (symbolic zeros) become None.
 inline py::list to_list(std::span<const Array> xs) {
   py::list l(xs.size());

@@ -15,23 +15,6 @@ namespace tessera::python {
 
 namespace {
 
-std::vector<Array> from_list(py::handle r, const char* op) {
-  if (!py::isinstance<py::sequence>(r) || py::isinstance<py::str>(r))
-    throw TypeError(std::string("[") + op +
-                    "] the flattened function must return a list of arrays");
-  std::vector<Array> out;
-  for (py::handle h : py::reinterpret_borrow<py::sequence>(r)) out.push_back(to_array(h));
-  return out;
-}
-
-// A Python function over a flat list of arrays as a flat::Fun.
-flat::Fun wrap(py::function f, const char* op) {
-  return [f = share(std::move(f)), op](std::span<const Array> xs) {
-    py::gil_scoped_acquire gil;
-    return from_list((*f)(to_list(xs)), op);
-  };
-}
-
 std::vector<Array> arrays(const py::sequence& s) { return to_arrays(s); }
 
 }  // namespace
@@ -42,8 +25,8 @@ void bind_control_flow(py::module_& m) {
       "cond",
       [](py::handle pred, py::function true_fun, py::function false_fun,
          const py::sequence& operands) {
-        return to_list(flat::cond(to_array(pred), wrap(std::move(true_fun), "cond"),
-                                  wrap(std::move(false_fun), "cond"), arrays(operands)));
+        return to_list(flat::cond(to_array(pred), flat_fun(std::move(true_fun), "cond"),
+                                  flat_fun(std::move(false_fun), "cond"), arrays(operands)));
       },
       py::arg("pred"), py::arg("true_fun"), py::arg("false_fun"), py::arg("operands"));
   cf.def(
@@ -51,15 +34,15 @@ void bind_control_flow(py::module_& m) {
       [](py::handle index, const py::sequence& branches, const py::sequence& operands) {
         std::vector<flat::Fun> funs;
         for (py::handle b : branches)
-          funs.push_back(wrap(py::reinterpret_borrow<py::function>(b), "switch"));
+          funs.push_back(flat_fun(py::reinterpret_borrow<py::function>(b), "switch"));
         return to_list(flat::switch_(to_array(index), funs, arrays(operands)));
       },
       py::arg("index"), py::arg("branches"), py::arg("operands"));
   cf.def(
       "while_loop",
       [](py::function cond_fun, py::function body_fun, const py::sequence& init) {
-        return to_list(flat::while_loop(wrap(std::move(cond_fun), "while_loop"),
-                                        wrap(std::move(body_fun), "while_loop"), arrays(init)));
+        return to_list(flat::while_loop(flat_fun(std::move(cond_fun), "while_loop"),
+                                        flat_fun(std::move(body_fun), "while_loop"), arrays(init)));
       },
       py::arg("cond_fun"), py::arg("body_fun"), py::arg("init"));
   // body receives [i, carry...] and returns the carry.
@@ -70,7 +53,8 @@ void bind_control_flow(py::module_& m) {
         int64_t unroll = as_int(unroll_, "fori_loop", "unroll");
 
         return to_list(flat::fori_loop(to_array(lower), to_array(upper),
-                                       wrap(std::move(body), "fori_loop"), arrays(init), unroll));
+                                       flat_fun(std::move(body), "fori_loop"), arrays(init),
+                                       unroll));
       },
       py::arg("lower"), py::arg("upper"), py::arg("body"), py::arg("init"), py::arg("unroll") = 1);
   // f receives [carry..., x...] and returns [carry..., y...]; the result is (carry, ys).
@@ -85,7 +69,8 @@ void bind_control_flow(py::module_& m) {
         opts.length = length;
         opts.reverse = reverse;
         opts.unroll = unroll;
-        flat::ScanResult r = flat::scan(wrap(std::move(f), "scan"), arrays(init), arrays(xs), opts);
+        flat::ScanResult r =
+            flat::scan(flat_fun(std::move(f), "scan"), arrays(init), arrays(xs), opts);
         return py::make_tuple(to_list(r.carry), to_list(r.ys));
       },
       py::arg("f"), py::arg("init"), py::arg("xs"), py::arg("length") = py::none(),
@@ -95,7 +80,7 @@ void bind_control_flow(py::module_& m) {
       [](py::function f, const py::sequence& xs, py::handle batch_size_) {
         std::optional<int64_t> batch_size = opt_int(batch_size_, "map", "batch_size");
 
-        return to_list(flat::map(wrap(std::move(f), "map"), arrays(xs), batch_size));
+        return to_list(flat::map(flat_fun(std::move(f), "map"), arrays(xs), batch_size));
       },
       py::arg("f"), py::arg("xs"), py::arg("batch_size") = py::none());
 }

@@ -69,15 +69,7 @@ void bind_cumulative(py::module_& m) {
       [](py::function fn, const py::sequence& elems, bool reverse, py::handle axis_) {
         int64_t axis = as_int(axis_, "associative_scan", "axis");
 
-        flat::Fun f = [fn = share(std::move(fn))](std::span<const Array> xs) {
-          py::gil_scoped_acquire gil;
-          py::list l(xs.size());
-          for (size_t i = 0; i < xs.size(); ++i) l[i] = py::cast(xs[i]);
-          py::object r = (*fn)(l);
-          if (!py::isinstance<py::sequence>(r) || py::isinstance<py::str>(r))
-            throw TypeError("[associative_scan] the flattened fn must return a list of arrays");
-          return to_arrays(py::reinterpret_borrow<py::sequence>(r));
-        };
+        flat::Fun f = flat_fun(std::move(fn), "associative_scan");
         return to_list(lax::associative_scan(f, to_arrays(elems), reverse, axis));
       },
       py::arg("fn"), py::arg("elems"), py::arg("reverse") = false, py::arg("axis") = 0);

@@ -13,25 +13,6 @@ namespace tessera::python {
 
 namespace {
 
-// A list of array-likes from a rule; None gives an undefined Array when allowed.
-std::vector<Array> from_list(py::handle r, bool allow_none, const char* what) {
-  if (!py::isinstance<py::sequence>(r) || py::isinstance<py::str>(r))
-    throw TypeError(std::string("[custom derivative] the flattened ") + what +
-                    " must return a list of arrays");
-  std::vector<Array> out;
-  for (py::handle h : py::reinterpret_borrow<py::sequence>(r)) {
-    if (h.is_none()) {
-      if (!allow_none)
-        throw TypeError(std::string("[custom derivative] the flattened ") + what +
-                        " returned None where an array is required");
-      out.emplace_back();
-    } else {
-      out.push_back(to_array(h));
-    }
-  }
-  return out;
-}
-
 // The two lists of a pair returned by a flattened rule.
 std::pair<py::object, py::object> pair_of(const py::object& r, const char* what) {
   if (!py::isinstance<py::tuple>(r) && !py::isinstance<py::list>(r))
@@ -44,13 +25,6 @@ std::pair<py::object, py::object> pair_of(const py::object& r, const char* what)
   return {s[0], s[1]};
 }
 
-flat::Fun wrap_fun(PyFn f) {
-  return [f = std::move(f)](std::span<const Array> xs) {
-    py::gil_scoped_acquire gil;
-    return from_list((*f)(to_list(xs)), false, "function");
-  };
-}
-
 }  // namespace
 
 void bind_custom(py::module_& m) {
@@ -61,10 +35,11 @@ void bind_custom(py::module_& m) {
                                                           std::span<const Array> ts) {
           py::gil_scoped_acquire gil;
           auto [po, to] = pair_of((*jvp)(to_list(ps), to_list(ts)), "JVP rule");
-          return std::make_pair(from_list(po, false, "JVP rule"), from_list(to, true, "JVP rule"));
+          return std::make_pair(result_arrays(po, "custom derivative", "JVP rule", false),
+                                result_arrays(to, "custom derivative", "JVP rule", true));
         };
-        return to_list(flat::custom_jvp_call(wrap_fun(share(std::move(f))), rule, to_arrays(args),
-                                             symbolic_zeros));
+        return to_list(flat::custom_jvp_call(flat_fun(std::move(f), "custom derivative"), rule,
+                                             to_arrays(args), symbolic_zeros));
       },
       py::arg("f"), py::arg("jvp"), py::arg("args"), py::arg("symbolic_zeros") = false);
   m.def(
@@ -73,22 +48,23 @@ void bind_custom(py::module_& m) {
         flat::FwdFun ffwd = [fwd = share(std::move(fwd))](std::span<const Array> xs) {
           py::gil_scoped_acquire gil;
           auto [outs, res] = pair_of((*fwd)(to_list(xs)), "fwd rule");
-          return std::make_pair(from_list(outs, false, "fwd rule"),
-                                from_list(res, false, "fwd rule"));
+          return std::make_pair(result_arrays(outs, "custom derivative", "fwd rule", false),
+                                result_arrays(res, "custom derivative", "fwd rule", false));
         };
         flat::BwdFun fbwd = [bwd = share(std::move(bwd))](std::span<const Array> res,
                                                           std::span<const Array> cts) {
           py::gil_scoped_acquire gil;
-          return from_list((*bwd)(to_list(res), to_list(cts)), true, "bwd rule");
+          return result_arrays((*bwd)(to_list(res), to_list(cts)), "custom derivative", "bwd rule",
+                               true);
         };
-        return to_list(
-            flat::custom_vjp_call(wrap_fun(share(std::move(f))), ffwd, fbwd, to_arrays(args)));
+        return to_list(flat::custom_vjp_call(flat_fun(std::move(f), "custom derivative"), ffwd,
+                                             fbwd, to_arrays(args)));
       },
       py::arg("f"), py::arg("fwd"), py::arg("bwd"), py::arg("args"));
   // closure_convert's core: f staged on args; the closed-over values that are tracers become
   // leading invars (returned to hoist), concrete ones stay constants of the closed jaxpr.
   m.def("closure_convert_flat", [](py::function f, const py::sequence& args) {
-    ClosedJaxpr c = flat::make_jaxpr(wrap_fun(share(std::move(f))), to_arrays(args));
+    ClosedJaxpr c = flat::make_jaxpr(flat_fun(std::move(f), "custom derivative"), to_arrays(args));
     Jaxpr j = *c.jaxpr;
     std::vector<Var> hoisted, kept;
     std::vector<Array> hoisted_vals, kept_vals;

@@ -10,18 +10,6 @@ namespace tessera::python {
 
 namespace {
 
-flat::Fun wrap(py::function f) {
-  return [f = std::move(f)](std::span<const Array> xs) {
-    py::gil_scoped_acquire gil;
-    py::list args(xs.size());
-    for (size_t i = 0; i < xs.size(); ++i) args[i] = py::cast(xs[i]);
-    py::object r = f(args);
-    if (!py::isinstance<py::sequence>(r) || py::isinstance<py::str>(r))
-      throw TypeError("[transform] the flattened function must return a list of arrays");
-    return to_arrays(r);
-  };
-}
-
 py::list to_list(const std::vector<Array>& xs) {
   py::list l(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) l[i] = py::cast(xs[i]);
@@ -95,15 +83,17 @@ void bind_transforms(py::module_& m) {
   m.def("jvp", [](py::function f, const py::sequence& primals, const py::sequence& tangents) {
     std::vector<Array> t;
     for (py::handle h : tangents) t.push_back(h.is_none() ? Array() : to_array(h));
-    auto [po, to] = flat::jvp(wrap(f), to_arrays(primals), t);
+    auto [po, to] = flat::jvp(flat_fun(f, "transform"), to_arrays(primals), t);
     return py::make_tuple(to_list(po), to_list(to));
   });
   m.def("linearize", [](py::function f, const py::sequence& primals) {
-    return std::make_shared<flat::Linearized>(flat::linearize(wrap(f), to_arrays(primals)));
+    return std::make_shared<flat::Linearized>(
+        flat::linearize(flat_fun(f, "transform"), to_arrays(primals)));
   });
   m.def("value_and_grad",
         [](py::function f, const py::sequence& args, bool allow_int, const std::string& op) {
-          flat::ValueAndGrad r = flat::value_and_grad(wrap(f), to_arrays(args), allow_int, op);
+          flat::ValueAndGrad r =
+              flat::value_and_grad(flat_fun(f, "transform"), to_arrays(args), allow_int, op);
           return py::make_tuple(to_list(r.outs), to_list(r.grads));
         });
   m.def(
@@ -116,7 +106,8 @@ void bind_transforms(py::module_& m) {
             py::gil_scoped_acquire gil;
             return num_aux().cast<size_t>();
           };
-        std::vector<Array> j = flat::jacfwd(wrap(f), to_arrays(args), &outs, count);
+        std::vector<Array> j =
+            flat::jacfwd(flat_fun(f, "transform"), to_arrays(args), &outs, count);
         return py::make_tuple(to_list(j), to_list(outs));
       },
       py::arg("f"), py::arg("args"), py::arg("num_aux") = py::none());
@@ -130,12 +121,13 @@ void bind_transforms(py::module_& m) {
             py::gil_scoped_acquire gil;
             return num_aux().cast<size_t>();
           };
-        std::vector<Array> j = flat::jacrev(wrap(f), to_arrays(args), &outs, count);
+        std::vector<Array> j =
+            flat::jacrev(flat_fun(f, "transform"), to_arrays(args), &outs, count);
         return py::make_tuple(to_list(j), to_list(outs));
       },
       py::arg("f"), py::arg("args"), py::arg("num_aux") = py::none());
   m.def("linear_transpose", [](py::function f, const py::sequence& primals) {
-    auto ft = flat::linear_transpose(wrap(f), to_arrays(primals));
+    auto ft = flat::linear_transpose(flat_fun(f, "transform"), to_arrays(primals));
     return py::cpp_function([ft](const py::sequence& cts) { return to_list(ft(to_arrays(cts))); });
   });
   m.def(
@@ -149,12 +141,13 @@ void bind_transforms(py::module_& m) {
           py::gil_scoped_acquire gil;
           return to_axes_list(out_axes_for(n));
         };
-        return to_list(flat::vmap(wrap(f), to_arrays(args), axes, oa, axis_size, name));
+        return to_list(
+            flat::vmap(flat_fun(f, "transform"), to_arrays(args), axes, oa, axis_size, name));
       },
       py::arg("f"), py::arg("args"), py::arg("in_axes"), py::arg("out_axes_for"),
       py::arg("axis_size") = py::none(), py::arg("axis_name") = "");
   m.def("make_jaxpr", [](py::function f, const py::sequence& args) {
-    return flat::make_jaxpr(wrap(f), to_arrays(args));
+    return flat::make_jaxpr(flat_fun(f, "transform"), to_arrays(args));
   });
   m.def("abstract_placeholder", [](py::object shape, py::object dtype, bool weak) {
     Shape s;

@@ -6,14 +6,6 @@
 #include <map>
 #include <mutex>
 
-#include "prims/callbacks.h"
-#include "prims/checkpoint.h"
-#include "prims/cond.h"
-#include "prims/cumulative.h"
-#include "prims/prims.h"
-#include "prims/scan.h"
-#include "prims/while_loop.h"
-
 namespace tessera {
 namespace {
 
@@ -25,7 +17,6 @@ std::mutex& registry_mu() {
   static std::mutex m;
   return m;
 }
-std::atomic<bool> g_registered{false};
 std::atomic<uint64_t> g_next_tag{1};
 std::atomic<int64_t> g_eval_count{0};
 std::atomic<int64_t> g_fixups{0};
@@ -38,37 +29,6 @@ thread_local Trace* t_current = nullptr;
 thread_local const char* t_op_name = nullptr;
 
 }  // namespace
-
-void register_all() {
-  if (g_registered.load(std::memory_order_acquire)) return;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    prims::register_elementwise_binary();
-    prims::register_elementwise_unary();
-    prims::register_compare();
-    prims::register_select_convert();
-    prims::register_shape_ops();
-    prims::register_reductions();
-    prims::register_dot_general();
-    prims::register_elementwise_math();
-    prims::register_special();
-    prims::register_bitwise();
-    prims::register_squeeze_rev();
-    prims::register_slicing();
-    prims::register_concat_pad();
-    prims::register_argminmax();
-    prims::register_reduce_generic();
-    prims::register_ad_prims();
-    prims::register_custom_derivatives();
-    prims::register_scan();
-    prims::register_cond();
-    prims::register_while();
-    prims::register_checkpoint();
-    prims::register_callbacks();
-    prims::register_cumulative();
-    g_registered.store(true, std::memory_order_release);
-  });
-}
 
 void register_primitive(Primitive& p) {
   std::lock_guard<std::mutex> lock(registry_mu());

@@ -1,0 +1,50 @@
+// register_all(): every primitive family registers its primitives once, on first use of the
+// registry (find_primitive, bind). It lives with the families so that the core's registry
+// (src/core/primitive.cpp) includes nothing above it.
+#include <atomic>
+#include <mutex>
+
+#include "prims/callbacks.h"
+#include "prims/checkpoint.h"
+#include "prims/cond.h"
+#include "prims/cumulative.h"
+#include "prims/prims.h"
+#include "prims/scan.h"
+#include "prims/while_loop.h"
+#include "tessera/primitive.h"
+
+namespace tessera {
+
+void register_all() {
+  static std::atomic<bool> g_registered{false};
+  if (g_registered.load(std::memory_order_acquire)) return;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    prims::register_elementwise_binary();
+    prims::register_elementwise_unary();
+    prims::register_compare();
+    prims::register_select_convert();
+    prims::register_shape_ops();
+    prims::register_reductions();
+    prims::register_dot_general();
+    prims::register_elementwise_math();
+    prims::register_special();
+    prims::register_bitwise();
+    prims::register_squeeze_rev();
+    prims::register_slicing();
+    prims::register_concat_pad();
+    prims::register_argminmax();
+    prims::register_reduce_generic();
+    prims::register_ad_prims();
+    prims::register_custom_derivatives();
+    prims::register_scan();
+    prims::register_cond();
+    prims::register_while();
+    prims::register_checkpoint();
+    prims::register_callbacks();
+    prims::register_cumulative();
+    g_registered.store(true, std::memory_order_release);
+  });
+}
+
+}  // namespace tessera
