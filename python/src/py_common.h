@@ -39,6 +39,10 @@ using PyFn = std::shared_ptr<py::function>;
 inline PyFn share(py::function f) {
   return PyFn(new py::function(std::move(f)), [](py::function* p) {
     if (!Py_IsInitialized()) return;
+    if (PyGILState_Check()) {  // the common case: released by Python code, GIL held
+      delete p;
+      return;
+    }
     py::gil_scoped_acquire gil;
     delete p;
   });

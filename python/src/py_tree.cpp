@@ -468,7 +468,8 @@ struct Flattener {
   PyObject* leaves;             // a list
   PyObject* is_leaf = nullptr;  // optional predicate
   bool build = true;            // false: leaves only (tree_leaves)
-  PyObject* keys = nullptr;  // optional list: str-keyed dicts' keys in preorder (PyTreeDef::keys)
+  bool want_keys = false;       // collect str-keyed dicts' keys in preorder (PyTreeDef::keys)
+  py::object keys;              // that list, made at the first such dict (null before)
 
   void leaf(PyObject* x) {
     if (PyList_Append(leaves, x) < 0) throw py::error_already_set();
@@ -552,9 +553,11 @@ struct Flattener {
         SortedDict items(x, "tree_flatten");
         std::vector<TreeDef> kids;
         if (build) kids.reserve(items.size());
-        if (keys != nullptr && build && items.all_str())
+        if (want_keys && build && items.all_str()) {
+          if (!keys) keys = py::list();
           for (size_t i = 0; i < items.size(); ++i)
-            if (PyList_Append(keys, items.key(i)) < 0) throw py::error_already_set();
+            if (PyList_Append(keys.ptr(), items.key(i)) < 0) throw py::error_already_set();
+        }
         for (size_t i = 0; i < items.size(); ++i) {
           TreeDef k = flatten(items.val(i));
           if (build) kids.push_back(std::move(k));
@@ -913,7 +916,7 @@ py::list flatten_up_to(const TreeDef& d, py::handle tree, const std::string& op,
 
 py::object tree_structure_or_repr(py::handle tree) {
   py::list leaves;
-  Flattener f{leaves.ptr()};
+  Flattener f{leaves.ptr(), nullptr, true, false, {}};
   return py::str(treedef_str(f.flatten(tree.ptr())));
 }
 
@@ -1280,9 +1283,10 @@ void bind_tree(py::module_& m) {
   m.def(
       "tree_flatten",
       [](py::handle tree, py::object is_leaf) {
-        py::list leaves, keys;
-        Flattener f{leaves.ptr(), is_leaf.is_none() ? nullptr : is_leaf.ptr(), true, keys.ptr()};
+        py::list leaves;
+        Flattener f{leaves.ptr(), is_leaf.is_none() ? nullptr : is_leaf.ptr(), true, true, {}};
         TreeDef d = f.flatten(tree.ptr());
+        py::object keys = f.keys ? std::move(f.keys) : py::object(py::none());
         return py::make_tuple(std::move(leaves), PyTreeDef{std::move(d), std::move(keys)});
       },
       py::arg("tree"), py::arg("is_leaf") = py::none());
@@ -1290,7 +1294,7 @@ void bind_tree(py::module_& m) {
       "tree_leaves",
       [](py::handle tree, py::object is_leaf) {
         py::list leaves;
-        Flattener f{leaves.ptr(), is_leaf.is_none() ? nullptr : is_leaf.ptr(), false};
+        Flattener f{leaves.ptr(), is_leaf.is_none() ? nullptr : is_leaf.ptr(), false, false, {}};
         f.flatten(tree.ptr());
         return leaves;
       },

@@ -137,18 +137,33 @@ def _treedef_from_pickle(enc):
 
 
 # ---- flatten / unflatten (C++) ----
-tree_flatten = _C.tree_flatten
+# A single Array is the commonest tree the transformations see (one argument, one loss): it
+# takes a Python fast path to the one shared leaf structure, skipping the extension call.
+_Array = _C.Array
+_LEAF = _C.tree_flatten(0)[1]
+_flatten = _C.tree_flatten
 tree_leaves = _C.tree_leaves
 tree_flatten_with_path = _C.tree_flatten_with_path
 treedef_tuple = _C.treedef_tuple
 
 
+def tree_flatten(tree, is_leaf=None):
+    """(leaves, treedef): the leaves in order (dict children by sorted key)."""
+    if type(tree) is _Array and is_leaf is None:
+        return [tree], _LEAF
+    return _flatten(tree, is_leaf)
+
+
 def tree_unflatten(treedef, leaves):
+    if treedef is _LEAF and len(leaves) == 1:
+        return leaves[0]
     return treedef.unflatten(leaves)
 
 
 def tree_structure(tree, is_leaf=None):
-    return _C.tree_flatten(tree, is_leaf)[1]
+    if type(tree) is _Array and is_leaf is None:
+        return _LEAF
+    return _flatten(tree, is_leaf)[1]
 
 
 def check_same_structure(expected, got, op, context=""):

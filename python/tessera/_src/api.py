@@ -72,8 +72,9 @@ def _selected(args, nums):
 def _split_grads(grads, in_trees, single):
     out, pos = [], 0
     for t in in_trees:
-        out.append(tree_util.tree_unflatten(t, grads[pos:pos + t.num_leaves]))
-        pos += t.num_leaves
+        n = t.num_leaves
+        out.append(tree_util.tree_unflatten(t, grads[pos:pos + n]))
+        pos += n
     return out[0] if single else tuple(out)
 
 
