@@ -10,7 +10,6 @@
 #include <Python.h>
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -236,87 +235,6 @@ TreeDef make_custom(const Registration* r, py::object data, std::vector<TreeDef>
   throw py::error_already_set();
 }
 
-// Sorts keys (Python objects) in place with Python's ordering, returning the permutation.
-std::vector<size_t> sort_keys(std::vector<py::object>& keys, const char* op) {
-  std::vector<size_t> order(keys.size());
-  std::iota(order.begin(), order.end(), 0);
-  // All str: UTF-8 byte order is code point order, the order Python compares str in.
-  std::vector<std::string_view> utf8(keys.size());
-  bool all_str = true;
-  for (size_t i = 0; i < keys.size() && all_str; ++i) {
-    if (!PyUnicode_CheckExact(keys[i].ptr())) {
-      all_str = false;
-      break;
-    }
-    Py_ssize_t n = 0;
-    const char* s = PyUnicode_AsUTF8AndSize(keys[i].ptr(), &n);
-    if (s == nullptr) {  // lone surrogates: let Python order them
-      PyErr_Clear();
-      all_str = false;
-      break;
-    }
-    utf8[i] = std::string_view(s, static_cast<size_t>(n));
-  }
-  if (all_str) {
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return utf8[a] < utf8[b]; });
-  } else {
-    py::list l(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) l[i] = keys[i];
-    py::list idx(keys.size());
-    // Sort (key, index) pairs by key only: sorted(range(n), key=keys.__getitem__).
-    for (size_t i = 0; i < keys.size(); ++i) idx[i] = py::int_(i);
-    py::dict kw;
-    kw["key"] = l.attr("__getitem__");
-    PyObject* sorted = PyObject_Call(py::module_::import("builtins").attr("sorted").ptr(),
-                                     py::make_tuple(idx).ptr(), kw.ptr());
-    if (sorted == nullptr) throw_unsortable(l, op);
-    py::list s = py::reinterpret_steal<py::list>(sorted);
-    for (size_t i = 0; i < keys.size(); ++i) order[i] = s[i].cast<size_t>();
-  }
-  std::vector<py::object> sorted_keys(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) sorted_keys[i] = keys[order[i]];
-  keys = std::move(sorted_keys);
-  return order;
-}
-
-// A dict node from keys already sorted.
-TreeDef make_dict(const std::vector<py::object>& keys, std::vector<TreeDef> kids) {
-  std::vector<std::string> utf8;
-  utf8.reserve(keys.size());
-  for (const py::object& k : keys) {
-    Py_ssize_t n = 0;
-    const char* s = PyUnicode_CheckExact(k.ptr()) ? PyUnicode_AsUTF8AndSize(k.ptr(), &n) : nullptr;
-    if (s == nullptr) {
-      PyErr_Clear();
-      py::tuple t(keys.size());
-      for (size_t i = 0; i < keys.size(); ++i) t[i] = keys[i];
-      return make_custom(&reg().dict, std::move(t), std::move(kids));
-    }
-    utf8.emplace_back(s, static_cast<size_t>(n));
-  }
-  return TreeDef::dict(std::move(utf8), std::move(kids));
-}
-
-// The items of a dict in sorted key order (new references: flattening runs Python code that
-// may change the dict).
-void sorted_items(PyObject* d, std::vector<py::object>& keys, std::vector<py::object>& vals,
-                  const char* op) {
-  Py_ssize_t pos = 0;
-  PyObject *k = nullptr, *v = nullptr;
-  keys.clear();
-  vals.clear();
-  keys.reserve(static_cast<size_t>(PyDict_GET_SIZE(d)));
-  vals.reserve(keys.capacity());
-  while (PyDict_Next(d, &pos, &k, &v)) {
-    keys.push_back(py::reinterpret_borrow<py::object>(k));
-    vals.push_back(py::reinterpret_borrow<py::object>(v));
-  }
-  std::vector<size_t> order = sort_keys(keys, op);
-  std::vector<py::object> sorted_vals(vals.size());
-  for (size_t i = 0; i < order.size(); ++i) sorted_vals[i] = std::move(vals[order[i]]);
-  vals = std::move(sorted_vals);
-}
-
 // The items of a dict in sorted key order, on one scratch stack shared by all flattens (the
 // GIL serializes them; a flatten function that flattens again pushes above and pops before
 // returning), so the hot path allocates nothing per dict. Holds references to the items.
@@ -377,6 +295,11 @@ class SortedDict {
   py::tuple keys() const {
     py::tuple t(n_);
     for (size_t i = 0; i < n_; ++i) t[i] = py::handle(key(i));
+    return t;
+  }
+  py::tuple vals() const {
+    py::tuple t(n_);
+    for (size_t i = 0; i < n_; ++i) t[i] = py::handle(val(i));
     return t;
   }
   // The dict node over children already flattened in this order.
@@ -829,18 +752,14 @@ void flatten_up_to_rec(const TreeDef& d, PyObject* x, PyObject* out) {
     }
     case Kind::kDict: {
       if (!PyDict_CheckExact(x)) throw UpToError{"Expected dict, got " + short_repr(hx), {}};
-      std::vector<py::object> keys, vals;
-      sorted_items(x, keys, vals, "tree_flatten");
+      SortedDict items(x, "tree_flatten");
       py::tuple want = dict_keys(d);
-      py::tuple got(keys.size());
-      for (size_t i = 0; i < keys.size(); ++i) got[i] = keys[i];
+      py::tuple got = items.keys();
       if (!want.equal(got))
         throw UpToError{"Dict key mismatch; expected keys: " + keys_list_repr(want) +
                             ", got keys: " + keys_list_repr(got),
                         {}};
-      py::list l(vals.size());
-      for (size_t i = 0; i < vals.size(); ++i) l[i] = vals[i];
-      xs = std::move(l);
+      xs = items.vals();
       break;
     }
     case Kind::kNone:
@@ -995,11 +914,10 @@ struct PathFlattener {
         return make_custom(r, py::reinterpret_borrow<py::object>(x.get_type()), std::move(kids));
       }
       case Kind::kDict: {
-        std::vector<py::object> keys, vals;
-        sorted_items(x.ptr(), keys, vals, "tree_flatten_with_path");
-        for (size_t i = 0; i < keys.size(); ++i)
-          kids.push_back(flatten(vals[i], extend(g.DictKey(keys[i]))));
-        return make_dict(keys, std::move(kids));
+        SortedDict items(x.ptr(), "tree_flatten_with_path");
+        for (size_t i = 0; i < items.size(); ++i)
+          kids.push_back(flatten(items.val(i), extend(g.DictKey(py::handle(items.key(i))))));
+        return items.node(std::move(kids));
       }
       case Kind::kCustom: {
         py::object hold = py::reinterpret_borrow<py::object>(x);
@@ -1074,16 +992,21 @@ TreeDef node_from(const Registration* r, py::handle typ, py::handle data, std::v
     case Kind::kList:
       return TreeDef::list(std::move(kids));
     case Kind::kDict: {
-      std::vector<py::object> keys;
-      for (py::handle k : data) keys.push_back(py::reinterpret_borrow<py::object>(k));
-      if (keys.size() != kids.size())
-        throw py::value_error(std::string("[") + op + "] a dict node with " +
-                              std::to_string(keys.size()) + " keys got " +
-                              std::to_string(kids.size()) + " children");
-      std::vector<size_t> order = sort_keys(keys, op);
-      std::vector<TreeDef> sorted(kids.size());
-      for (size_t i = 0; i < order.size(); ++i) sorted[i] = kids[order[i]];
-      return make_dict(keys, std::move(sorted));
+      // {key: child index}, sorted as any dict is.
+      py::dict index;
+      size_t n = 0;
+      for (py::handle k : data) index[k] = py::int_(n++);
+      if (n != kids.size() || py::len(index) != n)
+        throw py::value_error(std::string("[") + op +
+                              "] a dict node needs one distinct key per "
+                              "child; got " +
+                              std::to_string(n) + " keys for " + std::to_string(kids.size()) +
+                              " children");
+      SortedDict items(index.ptr(), op);
+      std::vector<TreeDef> sorted;
+      for (size_t i = 0; i < items.size(); ++i)
+        sorted.push_back(kids[py::handle(items.val(i)).cast<size_t>()]);
+      return items.node(std::move(sorted));
     }
     case Kind::kNamedTuple:
       return make_custom(r, py::reinterpret_borrow<py::object>(typ), std::move(kids));
@@ -1355,10 +1278,8 @@ void bind_tree(py::module_& m) {
             tree.get_type());
       }
       case Kind::kDict: {
-        std::vector<py::object> keys, vals;
-        sorted_items(tree.ptr(), keys, vals, op);
-        py::tuple kt(keys.size()), vt(vals.size());
-        for (size_t i = 0; i < keys.size(); ++i) kt[i] = keys[i], vt[i] = vals[i];
+        SortedDict items(tree.ptr(), op);
+        py::tuple kt = items.keys(), vt = items.vals();
         if (!with_keys) return py::make_tuple(vt, kt);
         return py::make_tuple(keyed([&](size_t i) { return g.DictKey(kt[i]); }, vt), kt);
       }
