@@ -49,6 +49,8 @@ const FlagInfo& info(std::string_view name);
 Value read(std::string_view name);
 // Validates as JAX does (TypeError / ValueError with JAX's texts) before changing anything.
 void update(std::string_view name, const Value& value);
+// The validation of update alone: throws what update would, changes nothing.
+void check(std::string_view name, const Value& value);
 
 // Raises the flag's validation error for a value Value cannot hold (a Python float or
 // object), described by its text and Python type: the message update would give.

@@ -28,6 +28,19 @@ const char* kind_name(config::Kind k) {
   return "?";
 }
 
+// A Python value as a flag value. Bool flags take any value through bool(), as JAX's do; the
+// other kinds take None, bool, int or str and refuse the rest with the registry's message.
+config::Value to_value(const std::string& name, py::handle value) {
+  const config::FlagInfo& f = config::info(name);
+  if (f.kind == config::Kind::kBool)
+    return py::bool_(py::reinterpret_borrow<py::object>(value)).cast<bool>();
+  if (value.is_none()) return std::monostate{};
+  if (PyBool_Check(value.ptr())) return value.cast<bool>();
+  if (PyUnicode_Check(value.ptr())) return value.cast<std::string>();
+  if (PyLong_Check(value.ptr())) return as_int(value, "config.update", name.c_str());
+  config::reject(name, std::string(py::str(value)), std::string(py::str(py::type::of(value))));
+}
+
 }  // namespace
 
 void bind_config(py::module_& m) {
@@ -46,25 +59,11 @@ void bind_config(py::module_& m) {
     return out;
   });
   m.def("config_read", [](const std::string& name) { return to_py(config::read(name)); });
-  // Bool flags take any value through bool(), as JAX's do; other kinds take None, int or str
-  // and refuse the rest with the message the registry gives.
   m.def("config_update", [](const std::string& name, py::handle value) {
-    const config::FlagInfo& f = config::info(name);
-    config::Value v;
-    if (f.kind == config::Kind::kBool) {
-      v = py::bool_(py::reinterpret_borrow<py::object>(value)).cast<bool>();
-    } else if (value.is_none()) {
-      v = std::monostate{};
-    } else if (PyBool_Check(value.ptr())) {
-      v = value.cast<bool>();
-    } else if (PyUnicode_Check(value.ptr())) {
-      v = value.cast<std::string>();
-    } else if (PyLong_Check(value.ptr())) {
-      v = as_int(value, "config.update", name.c_str());
-    } else {
-      config::reject(name, std::string(py::str(value)), std::string(py::str(py::type::of(value))));
-    }
-    config::update(name, v);
+    config::update(name, to_value(name, value));
+  });
+  m.def("config_check", [](const std::string& name, py::handle value) {
+    config::check(name, to_value(name, value));
   });
 }
 

@@ -81,6 +81,15 @@ inline const Registration* lookup(PyObject* x) {
   return nullptr;
 }
 
+// f() with the GIL held: taken only when this thread does not hold it already (the common
+// case, code called from Python, then costs nothing extra).
+template <class F>
+auto with_gil(F&& f) {
+  if (PyGILState_Check()) return f();
+  py::gil_scoped_acquire gil;
+  return f();
+}
+
 class PyAux final : public TreeAux {
  public:
   PyAux(const Registration* r, py::object data) : reg_(r), data_(std::move(data)) {
@@ -96,26 +105,21 @@ class PyAux final : public TreeAux {
       data_.release();  // the interpreter is gone: leak rather than touch it
       return;
     }
-    if (PyGILState_Check()) {
-      data_ = py::object();
-    } else {
-      py::gil_scoped_acquire gil;
-      data_ = py::object();
-    }
+    with_gil([&] { data_ = py::object(); });
   }
   size_t hash() const override { return hash_; }
   bool equals(const TreeAux& other) const override {
     const auto* o = dynamic_cast<const PyAux*>(&other);
     if (o == nullptr || o->reg_ != reg_) return false;
     if (o->data_.is(data_)) return true;
-    py::gil_scoped_acquire gil;
-    int r = PyObject_RichCompareBool(data_.ptr(), o->data_.ptr(), Py_EQ);
-    if (r < 0) throw py::error_already_set();
-    return r == 1;
+    return with_gil([&] {
+      int r = PyObject_RichCompareBool(data_.ptr(), o->data_.ptr(), Py_EQ);
+      if (r < 0) throw py::error_already_set();
+      return r == 1;
+    });
   }
   std::string str() const override {
-    py::gil_scoped_acquire gil;
-    return py::str(data_);
+    return with_gil([&] { return std::string(py::str(data_)); });
   }
   const Registration* registration() const { return reg_; }
   const py::object& data() const { return data_; }

@@ -48,7 +48,7 @@ std::string node_str(const TreeDef& d) {
 std::string treedef_str(const TreeDef& d) { return "PyTreeDef(" + node_str(d) + ")"; }
 
 // ---- structure comparison and flatten_up_to ----
-const char* kind_name(Kind k) {
+static const char* kind_name(Kind k) {
   switch (k) {
     case Kind::kLeaf:
       return "a leaf";
@@ -65,7 +65,7 @@ const char* kind_name(Kind k) {
   }
 }
 
-std::string capitalized(const char* s) {
+static std::string capitalized(const char* s) {
   std::string out(s);
   if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
   return out;
@@ -74,7 +74,7 @@ std::string capitalized(const char* s) {
 std::string keys_list_repr(const py::tuple& keys) { return repr_of(py::list(keys)); }
 
 // The key of child i of d, as the key path names it (custom nodes: FlattenedIndexKey).
-py::object child_key(const TreeDef& d, size_t i) {
+static py::object child_key(const TreeDef& d, size_t i) {
   Registry& r = reg();
   switch (kind_of(d)) {
     case Kind::kDict:
@@ -89,14 +89,15 @@ py::object child_key(const TreeDef& d, size_t i) {
   }
 }
 
-std::string keystr(const std::vector<py::object>& path) {
+static std::string keystr(const std::vector<py::object>& path) {
   std::string s;
   for (const py::object& k : path) s += std::string(py::str(k));
   return s;
 }
 
 // The first difference between a and b (depth first), or "" when equal.
-std::string first_difference(const TreeDef& a, const TreeDef& b, std::vector<py::object>& path) {
+static std::string first_difference(const TreeDef& a, const TreeDef& b,
+                                    std::vector<py::object>& path) {
   if (a == b) return "";
   Depth depth(" while comparing pytree structures");
   auto at = [&](std::string w) { return path.empty() ? w : w + " at " + keystr(path); };
@@ -143,7 +144,7 @@ struct UpToError {
   std::vector<py::object> path;  // innermost first
 };
 
-void flatten_up_to_rec(const TreeDef& d, PyObject* x, PyObject* out) {
+static void flatten_up_to_rec(const TreeDef& d, PyObject* x, PyObject* out) {
   if (d.is_leaf()) {
     if (PyList_Append(out, x) < 0) throw py::error_already_set();
     return;
@@ -248,17 +249,17 @@ void flatten_up_to_rec(const TreeDef& d, PyObject* x, PyObject* out) {
   }
 }
 
-py::list flatten_up_to(const TreeDef& d, py::handle tree, const std::string& op,
-                       const std::string& context);
+static py::list flatten_up_to(const TreeDef& d, py::handle tree, const std::string& op,
+                              const std::string& context);
 
-py::object tree_structure_or_repr(py::handle tree) {
+static py::object tree_structure_or_repr(py::handle tree) {
   py::list leaves;
   Flattener f{leaves.ptr(), nullptr, true, false, {}};
   return py::str(treedef_str(f.flatten(tree.ptr())));
 }
 
-py::list flatten_up_to(const TreeDef& d, py::handle tree, const std::string& op,
-                       const std::string& context) {
+static py::list flatten_up_to(const TreeDef& d, py::handle tree, const std::string& op,
+                              const std::string& context) {
   py::list out;
   try {
     flatten_up_to_rec(d, tree.ptr(), out.ptr());
@@ -281,7 +282,7 @@ py::list flatten_up_to(const TreeDef& d, py::handle tree, const std::string& op,
 }
 
 // ---- structure surgery ----
-TreeDef with_children(const TreeDef& d, std::vector<TreeDef> kids) {
+static TreeDef with_children(const TreeDef& d, std::vector<TreeDef> kids) {
   switch (d.kind()) {
     case TreeKind::kLeaf:
     case TreeKind::kNone:
@@ -298,7 +299,7 @@ TreeDef with_children(const TreeDef& d, std::vector<TreeDef> kids) {
   return d;
 }
 
-TreeDef compose(const TreeDef& d, const TreeDef& inner) {
+static TreeDef compose(const TreeDef& d, const TreeDef& inner) {
   if (d.is_leaf()) return inner;
   Depth depth(" while composing PyTreeDefs");
   std::vector<TreeDef> kids;
@@ -307,7 +308,7 @@ TreeDef compose(const TreeDef& d, const TreeDef& inner) {
 }
 
 // (type, data) of a node: dicts give their key list, namedtuples (class, None).
-py::object node_data(const TreeDef& d) {
+static py::object node_data(const TreeDef& d) {
   Registry& r = reg();
   switch (kind_of(d)) {
     case Kind::kLeaf:
@@ -329,8 +330,8 @@ py::object node_data(const TreeDef& d) {
 }
 
 // The node for registration r (or namedtuple class) with data and children.
-TreeDef node_from(const Registration* r, py::handle typ, py::handle data, std::vector<TreeDef> kids,
-                  const char* op) {
+static TreeDef node_from(const Registration* r, py::handle typ, py::handle data,
+                         std::vector<TreeDef> kids, const char* op) {
   switch (r->kind) {
     case Kind::kNone:
       return TreeDef::none();
@@ -364,7 +365,7 @@ TreeDef node_from(const Registration* r, py::handle typ, py::handle data, std::v
 
 // Pickled form: (key, data, children) per node, None for a leaf; key is the node's class
 // ("namedtuple" for namedtuples), data its node data.
-py::object encode(const TreeDef& d) {
+static py::object encode(const TreeDef& d) {
   if (d.is_leaf()) return py::none();
   Depth depth(" while pickling a PyTreeDef");
   py::list kids;

@@ -9,6 +9,7 @@
 
 #include "tessera/dtype.h"
 #include "tessera/errors.h"
+#include "tree/tree_internal.h"
 
 namespace tessera::config {
 
@@ -242,6 +243,12 @@ Value read(std::string_view name) {
   return f.get ? f.get() : f.value;
 }
 
+void check(std::string_view name, const Value& value) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  validate(find(r, name), value);
+}
+
 void update(std::string_view name, const Value& value) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -276,15 +283,7 @@ std::string repr(const Value& v) {
   if (std::holds_alternative<std::monostate>(v)) return "None";
   if (const bool* b = std::get_if<bool>(&v)) return *b ? "True" : "False";
   if (const int64_t* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
-  const std::string& s = std::get<std::string>(v);
-  const bool single = s.find('\'') != std::string::npos, dbl = s.find('"') != std::string::npos;
-  const char q = single && !dbl ? '"' : '\'';
-  std::string out(1, q);
-  for (char c : s) {
-    if (c == q || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + q;
+  return detail::py_str_repr(std::get<std::string>(v));
 }
 
 std::string python_type(const Value& v) {

@@ -107,3 +107,18 @@ TEST(Config, X64FlagIsTheDtypeLayersSwitch) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(Config, CheckValidatesWithoutChanging) {
+  EXPECT_NO_THROW(config::check("jax_numpy_rank_promotion", Value(std::string("raise"))));
+  EXPECT_EQ(config::read_string("jax_numpy_rank_promotion"), "allow");
+  EXPECT_THROW(config::check("jax_numpy_rank_promotion", Value(std::string("loud"))), ValueError);
+  EXPECT_THROW(config::check("jax_platforms", Value(std::string("cuda"))), ValueError);
+  EXPECT_THROW(config::check("jax_no_such_flag", Value(true)), ValueError);
+  EXPECT_EQ(config::read("jax_platforms"), Value(std::monostate{}));
+}
+
+}  // namespace
+}  // namespace tessera

@@ -91,6 +91,19 @@ def test_explicit_64_bit_dtype_warns_as_jax():
             assert jnp.array([1.5], dtype=jnp.float64).dtype == jnp.float64
 
 
+def test_numpy_dtype_objects_warn_too():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        x = jnp.zeros(3, np.dtype("float64"))
+        y = jnp.asarray([1, 2], dtype=np.int64)
+        jnp.ones(2, float)  # Python's float is the default dtype: no warning
+    assert x.dtype == jnp.float32 and y.dtype == jnp.int32
+    msgs = [str(m.message) for m in w]
+    assert len(msgs) == 2
+    assert msgs[0].startswith("Explicitly requested dtype float64 requested in zeros ")
+    assert msgs[1].startswith("Explicitly requested dtype int64 requested in asarray ")
+
+
 def test_errors_speak_python():
     with pytest.raises(ValueError, match=r"use jnp\.any or all$"):
         bool(jnp.ones(3))

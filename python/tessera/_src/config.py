@@ -101,10 +101,7 @@ def _context_manager(name, default=_NO_DEFAULT):
         if new_val is _NO_DEFAULT:
             raise TypeError(f"Context manager for {short} config option requires an argument "
                             "representing the new value for the config option.")
-        # Validate now, as JAX does, so a bad value fails at the `with` line.
-        prev = _tessera.config_read(name)
-        _tessera.config_update(name, new_val)
-        _tessera.config_update(name, prev)
+        _tessera.config_check(name, new_val)  # as JAX: a bad value fails at the `with` line
         return _FlagContext(name, new_val)
 
     cm.__name__ = short

@@ -58,7 +58,8 @@ def _dt(d):
         d = d.name
     elif isinstance(d, _dtypes._BFloat16DType):
         return "bfloat16"
-    if d not in _PY_SCALAR_TYPES and not _tessera.x64_enabled():
+    # Identity, not `in`: np.dtype("float64") == float is True in NumPy.
+    if not _tessera.x64_enabled() and not _builtins.any(d is t for t in _PY_SCALAR_TYPES):
         try:
             requested = _np.dtype(d).name
         except TypeError:
