@@ -243,6 +243,10 @@ def test_binary_ufuncs_vs_numpy(rng, op, pair):
         t = tol(out, transcendental=True)
         if op in ("floor_divide", "remainder", "mod", "fmod") and is_float(out):
             t = dict(rtol=1e-5, atol=1e-5)  # x - floor(x/y)*y rounds differently near 0
+        if op == "floor_divide" and out in ("float16", "bfloat16"):
+            # The quotient is rounded to the half type before the floor (as in JAX): within a
+            # rounding of an integer it floors to the neighbour of the exact floor.
+            t = dict(rtol=1e-5, atol=1.0)
         check(got, expected, out, out_weak, **t)
 
 
