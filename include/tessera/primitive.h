@@ -221,6 +221,13 @@ struct Effect;
 // The effects an equation of the primitive carries given its params (a loop's are its body's;
 // a callback's depend on `ordered`). Added to the primitive's fixed effects when staging.
 using EffectsRule = std::function<std::vector<Effect>(const Params&)>;
+// Constant folding (JAX's pe.const_fold_rules): whether a staging trace evaluates this bind now,
+// on the eval trace, instead of staging an equation — asked only when no operand is a tracer of
+// that staging trace, and a rule says yes only when every operand is concrete. The result is a
+// constant of the jaxpr (a literal when rank 0). convert_element_type folds a concrete scalar (a
+// weakly typed C++ or Python constant meeting a typed array), so jaxprs read `2.0:f32[]`, as JAX's
+// do.
+using ConstFoldRule = std::function<bool(std::span<const Array> args, const Params&)>;
 
 // ---- Signature: what a primitive accepts. ----
 // Declared at registration (every registered primitive has one: a registry test checks it) and
@@ -379,6 +386,7 @@ class Primitive {
   LinearizeRule linearize;
   DceRule dce;
   EffectsRule effects;
+  ConstFoldRule const_fold;
   PrimitiveKind kind = PrimitiveKind::kUnset;
   ScalarDef scalar;
   CompositeRule composite;

@@ -11,11 +11,10 @@
 #include <vector>
 
 #include "tessera/array.h"
+#include "tessera/flat_fun.h"
 #include "tessera/jaxpr.h"
 
 namespace tessera::flat {
-
-using Fun = std::function<std::vector<Array>(std::span<const Array>)>;
 
 // Forward mode: (outputs, output tangents). Undefined input tangents are zeros; output
 // tangents are instantiated (float0 zeros for non-float outputs). Tangents must have their

@@ -7,12 +7,13 @@
 
 #include "prims/ad_util.h"
 #include "prims/cond.h"
-#include "prims/control_flow_util.h"
 #include "prims/prims.h"
 #include "prims/while_loop.h"
 #include "tessera/control_flow_flat.h"
 #include "tessera/errors.h"
 #include "tessera/lax.h"
+#include "trace/jaxpr_transforms.h"
+#include "trace/tangents.h"
 
 namespace tessera::flat {
 
@@ -61,8 +62,7 @@ std::vector<Array> cond(const Array& pred, const Fun& true_fun, const Fun& false
   std::vector<Fun> funs{true_fun, false_fun};
   prims::StagedBranches sb = prims::stage_branches(funs, avals);
   prims::check_same_types("cond", "true_fun and false_fun output",
-                          prims::cf::out_avals(*sb.branches[0]),
-                          prims::cf::out_avals(*sb.branches[1]));
+                          trace::out_avals(*sb.branches[0]), trace::out_avals(*sb.branches[1]));
   std::swap(sb.branches[0], sb.branches[1]);
   Array index = lax::convert_element_type(p, DType::kInt32);
   return bind_cond(index, sb, operands);
@@ -84,10 +84,10 @@ std::vector<Array> switch_(const Array& index, std::span<const Fun> branches,
                  prims::ad::scalar_const(static_cast<double>(branches.size() - 1), DType::kInt32));
   std::vector<Aval> avals = avals_of(operands);
   prims::StagedBranches sb = prims::stage_branches(branches, avals);
-  std::vector<Aval> out0 = prims::cf::out_avals(*sb.branches[0]);
+  std::vector<Aval> out0 = trace::out_avals(*sb.branches[0]);
   for (size_t k = 1; k < sb.branches.size(); ++k)
     prims::check_same_types("switch", "branch 0 and " + std::to_string(k) + " outputs", out0,
-                            prims::cf::out_avals(*sb.branches[k]));
+                            trace::out_avals(*sb.branches[k]));
   return bind_cond(i, sb, operands);
 }
 
@@ -95,14 +95,14 @@ std::vector<Array> while_loop(const Fun& cond_fun, const Fun& body_fun,
                               std::span<const Array> init) {
   std::vector<Array> carry(init.begin(), init.end());
   std::vector<Aval> avals = avals_of(carry);
-  prims::cf::Staged sc, sb;
+  trace::Staged sc, sb;
   // JAX's _promote_weak_typed_inputs: a weakly typed initial value takes the type the body
   // returns for it (while_loop(c, lambda x: x + 1.5, 0) loops on float32), and the functions
   // are staged again.
   for (int attempt = 0;; ++attempt) {
-    sc = prims::cf::stage(cond_fun, avals);
-    sb = prims::cf::stage(body_fun, avals);
-    std::vector<Aval> outs = prims::cf::out_avals(*sb.jaxpr);
+    sc = trace::stage(cond_fun, avals);
+    sb = trace::stage(body_fun, avals);
+    std::vector<Aval> outs = trace::out_avals(*sb.jaxpr);
     if (outs.size() != avals.size() || attempt > 2) break;
     bool changed = false;
     for (size_t i = 0; i < avals.size(); ++i) {
@@ -118,13 +118,13 @@ std::vector<Array> while_loop(const Fun& cond_fun, const Fun& body_fun,
     }
     if (!changed) break;
   }
-  std::vector<Aval> cond_out = prims::cf::out_avals(*sc.jaxpr);
+  std::vector<Aval> cond_out = trace::out_avals(*sc.jaxpr);
   if (cond_out.size() != 1 || cond_out[0].ndim() != 0 || cond_out[0].dtype != DType::kBool)
     throw TypeError(
         op_message("while_loop", "cond_fun must return a boolean scalar, but got output type(s) " +
                                      prims::shaped_array_list_str(cond_out) + "."));
-  prims::check_same_types("while_loop", "body_fun output and input",
-                          prims::cf::out_avals(*sb.jaxpr), avals);
+  prims::check_same_types("while_loop", "body_fun output and input", trace::out_avals(*sb.jaxpr),
+                          avals);
   // Operands [cond consts, body consts, init]: each function's closure constants hoisted.
   std::vector<Array> ops = sc.consts;
   ops.insert(ops.end(), sb.consts.begin(), sb.consts.end());

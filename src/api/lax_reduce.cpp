@@ -8,7 +8,7 @@
 #include "prims/prims.h"
 #include "tessera/jaxpr.h"
 #include "tessera/lax.h"
-#include "tessera/transforms_flat.h"
+#include "trace/jaxpr_transforms.h"
 
 namespace tessera::lax {
 
@@ -85,11 +85,10 @@ std::vector<Array> reduce(const std::vector<Array>& operands, const std::vector<
           "reduce", "operand or init value " + std::to_string(i) + " is an empty Array handle"));
   // Trace the computation on rank-0 values of the init values' dtypes (JAX traces it on the
   // init values' avals), accumulators first.
-  std::vector<Array> avals;
+  std::vector<Aval> avals;
   for (int k = 0; k < 2; ++k)
-    for (const Array& v : init_values)
-      avals.push_back(flat::abstract_placeholder(Aval{{}, v.dtype(), false}));
-  ClosedJaxpr body = flat::make_jaxpr(
+    for (const Array& v : init_values) avals.push_back(Aval{{}, v.dtype(), false});
+  ClosedJaxpr body = trace::stage_closed(
       [&](std::span<const Array> xs) {
         std::vector<Array> acc(xs.begin(), xs.begin() + n), val(xs.begin() + n, xs.end());
         std::vector<Array> outs = computation(acc, val);

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <string>
 
-#include "prims/control_flow_util.h"
 #include "prims/scan.h"
 #include "tessera/control_flow_flat.h"
 #include "tessera/errors.h"
 #include "tessera/lax.h"
+#include "trace/jaxpr_transforms.h"
+#include "trace/tangents.h"
 
 namespace tessera::flat {
 
@@ -86,7 +87,7 @@ ScanResult scan(const Fun& f, std::span<const Array> init_in, std::span<const Ar
   auto stage_body = [&] {
     std::vector<Aval> in = avals_of(init);
     in.insert(in.end(), x_avals.begin(), x_avals.end());
-    prims::cf::Staged st = prims::cf::stage(f, in);
+    trace::Staged st = trace::stage(f, in);
     if (st.jaxpr->outvars.size() < ncar)
       throw TypeError(op_message("scan", "the scan body function returned " +
                                              std::to_string(st.jaxpr->outvars.size()) +
@@ -94,7 +95,7 @@ ScanResult scan(const Fun& f, std::span<const Array> init_in, std::span<const Ar
                                              " carry components it must return first"));
     return st;
   };
-  prims::cf::Staged st = stage_body();
+  trace::Staged st = stage_body();
   // JAX's weak-type promotion: a weakly typed initial carry (a Python/C++ scalar) whose body
   // output has another dtype or a strong type takes the output's dtype, and the body is
   // staged again.

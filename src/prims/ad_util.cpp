@@ -9,31 +9,6 @@
 
 namespace tessera::prims::ad {
 
-Array scalar_const(double v, DType d) {
-  Aval a{Shape{}, d, false};
-  alignas(16) unsigned char bytes[16] = {};
-  store_from_double(d, bytes, v);
-  return array_from_host(a, bytes);
-}
-
-Array full_like_aval(const Aval& aval, double v) {
-  Array c = scalar_const(v, aval.dtype);
-  if (aval.shape.empty()) return c;
-  return lax::broadcast(c, aval.shape);
-}
-
-Array zeros_like_aval(const Aval& aval) { return full_like_aval(aval, 0.0); }
-
-Array instantiate(const Array& t, const Aval& aval) {
-  return t.defined() ? t : zeros_like_aval(aval);
-}
-
-Array add_tangents(const Array& a, const Array& b) {
-  if (!a.defined()) return b;
-  if (!b.defined()) return a;
-  return lax::add(a, b);
-}
-
 Array broadcast_to_shape(const Array& t, const Shape& shape) {
   if (!t.defined() || t.shape() == shape) return t;
   if (t.ndim() == 0) return lax::broadcast(t, shape);
@@ -59,8 +34,6 @@ Array unbroadcast(const Array& ct, const Aval& aval) {
   return lax::reshape(lax::reduce_sum(ct, axes), aval.shape);
 }
 
-bool has_tangent(DType d) { return is_floating(d); }
-
 void bad_linearity(std::string_view op, std::string_view message) {
   throw_internal("prims/ad", "[" + std::string(op) + "] " + std::string(message));
 }
@@ -69,10 +42,6 @@ std::vector<Array> one(Array a) {
   std::vector<Array> v;
   v.push_back(std::move(a));
   return v;
-}
-
-bool zero_tangent(const Array& primal, const Array& tangent) {
-  return !tangent.defined() || !is_inexact(primal.dtype());
 }
 
 JvpRule zero_jvp(const Primitive& p) {

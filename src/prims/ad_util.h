@@ -12,18 +12,18 @@
 
 #include "tessera/array.h"
 #include "tessera/primitive.h"
+#include "trace/tangents.h"
 
 namespace tessera::prims::ad {
 
-// A rank-0 constant of dtype d (strongly typed).
-Array scalar_const(double v, DType d);
-// A constant of aval's shape and dtype filled with v (zeros_like_aval: v == 0).
-Array full_like_aval(const Aval& aval, double v);
-Array zeros_like_aval(const Aval& aval);
-// t itself when defined, else zeros of aval.
-Array instantiate(const Array& t, const Aval& aval);
-// a + b, where an undefined operand is a symbolic zero (both undefined -> undefined).
-Array add_tangents(const Array& a, const Array& b);
+// The interpreter layer's tangent vocabulary (trace/tangents.h), under the names rules use.
+using trace::add_tangents;
+using trace::full_like_aval;
+using trace::has_tangent;
+using trace::instantiate;
+using trace::scalar_const;
+using trace::zero_tangent;
+using trace::zeros_like_aval;
 // Broadcasts t (rank 0, or the same rank with dims equal or 1) to shape; undefined stays
 // undefined.
 Array broadcast_to_shape(const Array& t, const Shape& shape);
@@ -31,8 +31,6 @@ Array broadcast_to_shape(const Array& t, const Shape& shape);
 // sums ct over the broadcast dims (all dims for rank-0 operands; size-1 dims are summed and
 // reshaped back).
 Array unbroadcast(const Array& ct, const Aval& aval);
-// Whether values of dtype d carry tangents (floating dtypes only).
-bool has_tangent(DType d);
 // InternalError naming the rule, for transpose calls that break the linearity contract.
 [[noreturn]] void bad_linearity(std::string_view op, std::string_view message);
 
@@ -40,8 +38,6 @@ bool has_tangent(DType d);
 using JvpOut = std::pair<std::vector<Array>, std::vector<Array>>;
 // The one-element result vector {a}.
 std::vector<Array> one(Array a);
-// Whether `tangent` is a symbolic zero: undefined, or of an integer/bool primal.
-bool zero_tangent(const Array& primal, const Array& tangent);
 // The JVP of an op linear in its first operand (the others, if any, are not differentiated):
 // {f(x)}, {f(t)}, where a symbolic-zero tangent stays one.
 template <class F>

@@ -24,29 +24,10 @@ std::vector<int64_t> shift_dims(const std::vector<int64_t>& dims, int64_t pos) {
   return out;
 }
 
-Array move_axis(const Array& x, int64_t from, int64_t to) {
-  if (from == to) return x;
-  std::vector<int64_t> perm;
-  perm.reserve(static_cast<size_t>(x.ndim()));
-  for (int64_t d = 0; d < x.ndim(); ++d)
-    if (d != from) perm.push_back(d);
-  perm.insert(perm.begin() + to, from);
-  return lax::transpose(x, perm);
-}
-
 Array insert_unit_axis(const Array& x, int64_t pos) {
   Shape s = x.shape();
   s.insert(s.begin() + pos, 1);
   return lax::reshape(x, s);
-}
-
-Array broadcast_batched(const Array& x, int64_t size, int64_t pos) {
-  Shape s = x.shape();
-  s.insert(s.begin() + pos, size);
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d)
-    if (d != pos) dims.push_back(d);
-  return lax::broadcast_in_dim(x, s, dims);
 }
 
 Array batch_at(const Array& x, int64_t dim, int64_t size, int64_t pos) {

@@ -13,6 +13,7 @@
 
 #include "tessera/array.h"
 #include "tessera/primitive.h"
+#include "trace/batch_trace.h"
 
 namespace tessera::prims::batching {
 
@@ -34,14 +35,16 @@ inline int64_t shift_dim(int64_t d, int64_t pos) { return d >= pos ? d + 1 : d; 
 std::vector<int64_t> shift_dims(const std::vector<int64_t>& dims, int64_t pos);
 
 // x with axis `from` moved to position `to`: one transpose, none when from == to.
-Array move_axis(const Array& x, int64_t from, int64_t to);
+inline Array move_axis(const Array& x, int64_t from, int64_t to) {
+  return trace::moveaxis(x, from, to);
+}
 
 // x with a size-1 axis inserted at pos: a reshape, no data moves.
 Array insert_unit_axis(const Array& x, int64_t pos);
 
 // An unbatched x broadcast to carry a batch axis of `size` at pos (materializes the copies;
-// only for operands that a primitive cannot broadcast itself).
-Array broadcast_batched(const Array& x, int64_t size, int64_t pos);
+// only for operands that a primitive cannot broadcast itself). The batch trace's.
+using trace::broadcast_batched;
 
 // x with its batch axis of `size` at pos: moved when batched elsewhere (dim >= 0),
 // broadcast when unbatched (dim == -1).

@@ -11,10 +11,10 @@
 #include <unordered_set>
 
 #include "ir/passes/dce.h"
-#include "prims/custom_derivatives.h"
 #include "prims/prims.h"
 #include "tessera/errors.h"
 #include "tessera/param_types.h"
+#include "trace/jaxpr_transforms.h"
 
 namespace tessera::prims {
 
@@ -24,12 +24,6 @@ Primitive name_p("name");
 namespace {
 
 using OpaquePtr = std::shared_ptr<const OpaqueParam>;
-
-std::vector<Aval> out_avals_of(const Jaxpr& j) {
-  std::vector<Aval> out;
-  for (const Atom& a : j.outvars) out.push_back(atom_aval(a));
-  return out;
-}
 
 // JAX's remat_dce: prune the body's unused outputs, and the operands it then no longer reads.
 std::pair<std::vector<bool>, std::optional<JaxprEqn>> remat_dce(const std::vector<bool>& used,
@@ -72,7 +66,7 @@ void define_remat() {
                                                    (j.constvars.empty() ? "" : " and constvars") +
                                                    " but the call passes (" + got + ")"));
     }
-    return out_avals_of(j);
+    return trace::out_avals(j);
   };
   p.impl = [](const ExecContext&, std::span<const Array> args, const Params& params,
               std::span<const Aval>) {
@@ -253,7 +247,7 @@ std::vector<Array> checkpoint(const Fun& f, std::span<const Array> args,
           "checkpoint",
           "argument " + std::to_string(i) + " is an empty Array handle (default-constructed)"));
   if (!f) throw TypeError(op_message("checkpoint", "the function to checkpoint is empty"));
-  auto [body, consts] = prims::hoist_consts(make_jaxpr(f, args));
+  auto [body, consts] = trace::hoist_consts(make_jaxpr(f, args));
   std::vector<Array> operands = std::move(consts);
   operands.insert(operands.end(), args.begin(), args.end());
   return tessera::bind(

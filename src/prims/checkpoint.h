@@ -5,10 +5,11 @@
 //   differentiated  false when the user staged it, true for the equations its rules produce,
 //   policy          a RematPolicy (printed by name; `None` = nothing saveable),
 //   prevent_cse     kept for compilers.
-// Its linearize rule (checkpoint_pe.cpp) is the point of remat: the body is linearized, the
-// policy decides which of the values the tangent side needs are saved as residuals, and the
-// others are recomputed inside one staged `checkpoint[differentiated=True]` equation of the
-// linear jaxpr, whose transpose evaluates the recomputation before the backward pass.
+// Its linearize rule (checkpoint_pe.cpp, on trace::linearize_jaxpr_custom) is the point of
+// remat: the body is linearized, the policy decides which of the values the tangent side needs are
+// saved as residuals, and the others are recomputed inside one staged
+// `checkpoint[differentiated=True]` equation of the linear jaxpr, whose transpose evaluates the
+// recomputation before the backward pass.
 #pragma once
 
 #include <cstdint>
@@ -33,23 +34,6 @@ CheckpointPolicy policy_of(const Params& params);
 CheckpointPolicy policy_or_default(CheckpointPolicy p);
 Params checkpoint_params(JaxprPtr jaxpr, bool differentiated, CheckpointPolicy policy,
                          bool prevent_cse);
-
-// ---- The policy-aware split of the body's linearization (checkpoint_pe.cpp). ----
-struct RematSplit {
-  // Known part: invars = [known_consts..., body invars...];
-  // outvars = [body outputs..., saved residuals...].
-  JaxprPtr known;
-  std::vector<Array> known_consts;  // concrete values the linearization closed over
-  size_t num_res = 0;
-  // Tangent part: invars = [known invars it reads (indices in `staged_inputs`)...,
-  // saved residuals..., tangents of the nonzero inputs...]; outvars = the tangents of the
-  // out_nonzero outputs. Holds the recomputed equations, then the linear ones.
-  JaxprPtr staged;
-  std::vector<int64_t> staged_inputs;  // indices into the known part's invars
-  std::vector<bool> out_nonzero;
-};
-RematSplit remat_partial_eval(const Jaxpr& body, const std::vector<bool>& nonzero,
-                              const RematPolicy& policy);
 
 // The linearize, jvp, transpose and batch rules of remat_p.
 std::pair<std::vector<Array>, std::vector<Array>> remat_linearize(std::span<const Array> primals,

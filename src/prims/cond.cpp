@@ -87,11 +87,11 @@ std::shared_ptr<const Jaxpr> with_invars(const Jaxpr& j, std::vector<Var> invars
 }
 
 StagedBranches stage_branches(std::span<const flat::Fun> funs, std::span<const Aval> in_avals) {
-  std::vector<cf::Staged> staged;
+  std::vector<trace::Staged> staged;
   staged.reserve(funs.size());
-  for (const flat::Fun& f : funs) staged.push_back(cf::stage(f, in_avals));
+  for (const flat::Fun& f : funs) staged.push_back(trace::stage(f, in_avals));
   StagedBranches out;
-  for (const cf::Staged& s : staged)
+  for (const trace::Staged& s : staged)
     out.consts.insert(out.consts.end(), s.consts.begin(), s.consts.end());
   for (size_t k = 0; k < staged.size(); ++k) {
     const Jaxpr& j = *staged[k].jaxpr;
@@ -118,7 +118,7 @@ const JaxprList& branches_of(const Params& p) { return p.get<JaxprList>("branche
 
 Effects joined_effects(const JaxprList& br) {
   Effects e;
-  for (const JaxprPtr& b : br) e = effects_union(e, cf::jaxpr_effects(*b));
+  for (const JaxprPtr& b : br) e = effects_union(e, b->effects);
   return e;
 }
 
@@ -132,9 +132,9 @@ std::vector<Aval> avals_of(std::span<const Array> xs) {
 // The output-type message: JAX's wording for lax.cond (two branches: false_fun is branch 0)
 // and lax.switch.
 void check_branch_outputs(const JaxprList& br) {
-  std::vector<Aval> out0 = cf::out_avals(*br[0]);
+  std::vector<Aval> out0 = trace::out_avals(*br[0]);
   for (size_t i = 1; i < br.size(); ++i) {
-    std::vector<Aval> outi = cf::out_avals(*br[i]);
+    std::vector<Aval> outi = trace::out_avals(*br[i]);
     if (br.size() == 2)
       check_same_types("cond", "true_fun and false_fun output", outi, out0);
     else
@@ -154,7 +154,7 @@ std::vector<Aval> cond_abstract_eval(std::span<const Aval> in, const Params& par
                     "; lax.cond converts its predicate and lax.switch its index to int32"));
   std::span<const Aval> ops = in.subspan(1);
   for (size_t k = 0; k < br.size(); ++k) {
-    std::vector<Aval> want = cf::in_avals(*br[k]);
+    std::vector<Aval> want = trace::in_avals(*br[k]);
     bool ok = want.size() == ops.size();
     for (size_t i = 0; ok && i < ops.size(); ++i) ok = typematch(want[i], ops[i]);
     if (!ok)
@@ -163,7 +163,7 @@ std::vector<Aval> cond_abstract_eval(std::span<const Aval> in, const Params& par
                       " but the operands are " + shaped_array_list_str(ops)));
   }
   check_branch_outputs(br);
-  return cf::out_avals(*br[0]);
+  return trace::out_avals(*br[0]);
 }
 
 std::vector<Array> cond_impl(const ExecContext&, std::span<const Array> args, const Params& params,
@@ -179,7 +179,7 @@ std::vector<Array> cond_impl(const ExecContext&, std::span<const Array> args, co
 std::vector<bool> nonzero_mask(std::span<const Array> primals, std::span<const Array> tangents) {
   std::vector<bool> nz(primals.size());
   for (size_t i = 0; i < primals.size(); ++i)
-    nz[i] = !ad::zero_tangent(primals[i], tangents[i]) && cf::differentiable(primals[i].aval());
+    nz[i] = !ad::zero_tangent(primals[i], tangents[i]) && trace::has_tangent(primals[i].dtype());
   return nz;
 }
 
@@ -190,8 +190,8 @@ std::vector<bool> union_out_nonzero(const JaxprList& br, const std::vector<bool>
   const size_t m = br[0]->outvars.size();
   std::vector<bool> out(m, false), none(m, false);
   for (const JaxprPtr& b : br)
-    out = cf::mask_or(out, linearizing ? cf::linearize_jaxpr(*b, nz, none).out_nonzero
-                                       : cf::jvp_jaxpr(*b, nz, none).out_nonzero);
+    out = trace::mask_or(out, linearizing ? trace::linearize_jaxpr(*b, nz, none).out_nonzero
+                                          : trace::jvp_jaxpr(*b, nz, none).out_nonzero);
   return out;
 }
 
@@ -203,7 +203,7 @@ ad::JvpOut cond_jvp(std::span<const Array> primals, std::span<const Array> tange
   std::vector<bool> out_nz = union_out_nonzero(br, nz);
   const size_t m = out_nz.size();
   JaxprList jb;
-  for (const JaxprPtr& b : br) jb.push_back(cf::jvp_jaxpr(*b, nz, out_nz).jaxpr);
+  for (const JaxprPtr& b : br) jb.push_back(trace::jvp_jaxpr(*b, nz, out_nz).const_free("cond"));
   std::vector<Array> operands(primals.begin(), primals.end());
   for (size_t i = 0; i < ops.size(); ++i)
     if (nz[i]) operands.push_back(ops_dot[i]);
@@ -249,10 +249,10 @@ ad::JvpOut cond_linearize(std::span<const Array> primals, std::span<const Array>
   if (std::none_of(out_nz.begin(), out_nz.end(), [](bool b) { return b; }))
     return {tessera::bind(cond, primals, params), std::vector<Array>(m)};
 
-  std::vector<cf::LinearizedJaxpr> lins;
+  std::vector<trace::LinearizedJaxpr> lins;
   std::vector<std::vector<Aval>> res_avals;
   for (const JaxprPtr& b : br) {
-    lins.push_back(cf::linearize_jaxpr(*b, nz, out_nz));
+    lins.push_back(trace::linearize_jaxpr(*b, nz, out_nz));
     res_avals.push_back(lins.back().res_avals);
   }
   auto [slots, slot_of] = merge_residuals(res_avals);
@@ -263,7 +263,8 @@ ad::JvpOut cond_linearize(std::span<const Array> primals, std::span<const Array>
   std::vector<flat::Fun> known_funs;
   for (size_t k = 0; k < nb; ++k) {
     known_funs.push_back([&, k](std::span<const Array> xs) {
-      std::vector<Array> r = eval_jaxpr(*lins[k].known, {}, cf::concat({lins[k].known_consts, xs}));
+      std::vector<Array> r =
+          eval_jaxpr(*lins[k].known, {}, trace::concat({lins[k].known_consts, xs}));
       std::vector<Array> out(r.begin(), r.begin() + m), res(nres);
       for (size_t j = 0; j < slot_of[k].size(); ++j) res[slot_of[k][j]] = r[m + j];
       for (size_t s = 0; s < nres; ++s)
@@ -289,7 +290,7 @@ ad::JvpOut cond_linearize(std::span<const Array> primals, std::span<const Array>
   std::vector<Array> lin_tangents;
   for (size_t i = 0; i < ops.size(); ++i)
     if (nz[i]) {
-      lin_avals.push_back(cf::tangent_aval(ops[i].aval()));
+      lin_avals.push_back(trace::tangent_aval(ops[i].aval()));
       lin_tangents.push_back(ops_dot[i]);
     }
   std::vector<flat::Fun> lin_funs;
@@ -325,13 +326,13 @@ std::vector<Array> cond_transpose(std::span<const Array> cts, std::span<const Ar
   std::vector<bool> linear(n);
   for (size_t i = 0; i < n; ++i) linear[i] = !args[i + 1].defined();
   JaxprList tb;
-  for (const JaxprPtr& b : br) tb.push_back(cf::transpose_jaxpr(*b, linear));
-  std::vector<Aval> outs = cf::out_avals(*br[0]);
+  for (const JaxprPtr& b : br) tb.push_back(trace::transpose_jaxpr(*b, linear).const_free("cond"));
+  std::vector<Aval> outs = trace::out_avals(*br[0]);
   std::vector<Array> operands{args[0]};
   for (size_t i = 0; i < n; ++i)
     if (!linear[i]) operands.push_back(args[i + 1]);
   for (size_t i = 0; i < outs.size(); ++i) {
-    Aval a = cf::tangent_aval(outs[i]);
+    Aval a = trace::tangent_aval(outs[i]);
     operands.push_back(i < cts.size() && cts[i].defined() ? cts[i] : ad::zeros_like_aval(a));
   }
   std::vector<Array> r = tessera::bind(cond, operands, cond_params(std::move(tb)));
@@ -365,10 +366,11 @@ batching::BatchOut cond_batch(const BatchAxis&, std::span<const Array> vals,
     }
     std::vector<bool> out_b(m, false);
     for (const JaxprPtr& b : br)
-      out_b = cf::mask_or(
-          out_b, cf::batch_jaxpr(*b, ops_b, size, std::vector<bool>(m, false)).out_batched);
+      out_b = trace::mask_or(
+          out_b, trace::batch_jaxpr(*b, ops_b, size, std::vector<bool>(m, false)).out_batched);
     JaxprList bb;
-    for (const JaxprPtr& b : br) bb.push_back(cf::batch_jaxpr(*b, ops_b, size, out_b).jaxpr);
+    for (const JaxprPtr& b : br)
+      bb.push_back(trace::batch_jaxpr(*b, ops_b, size, out_b).const_free("cond"));
     std::vector<Array> outs = tessera::bind(cond, operands, cond_params(std::move(bb)));
     std::vector<int64_t> out_dims(m);
     for (size_t i = 0; i < m; ++i) out_dims[i] = out_b[i] ? 0 : batching::kNotMapped;
@@ -396,7 +398,8 @@ batching::BatchOut cond_batch(const BatchAxis&, std::span<const Array> vals,
   std::vector<std::vector<Array>> branch_outs;
   for (size_t k = 0; k < br.size(); ++k) {
     JaxprPtr bk =
-        cf::batch_jaxpr(*br[k], std::vector<bool>(n, true), size, std::vector<bool>(m, true)).jaxpr;
+        trace::batch_jaxpr(*br[k], std::vector<bool>(n, true), size, std::vector<bool>(m, true))
+            .const_free("cond");
     // Members that do not take branch k see their operands through stop_gradient, so that
     // reverse mode does not differentiate a branch at inputs it was not run for (JAX #1052).
     Array pred = lax::eq(index, ad::scalar_const(static_cast<double>(k), DType::kInt32));
@@ -427,7 +430,7 @@ std::pair<std::vector<bool>, std::optional<JaxprEqn>> cond_dce(
   std::vector<bool> used_in(n, false);
   for (const JaxprPtr& b : br) {
     auto [d, u] = ir::dce(*b, used_outputs);
-    used_in = cf::mask_or(used_in, u);
+    used_in = trace::mask_or(used_in, u);
     pruned.push_back(d);
   }
   JaxprList nb;

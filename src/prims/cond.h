@@ -14,9 +14,10 @@
 #include <string_view>
 #include <vector>
 
-#include "prims/control_flow_util.h"
 #include "tessera/jaxpr.h"
 #include "tessera/primitive.h"
+#include "trace/jaxpr_transforms.h"
+#include "trace/tangents.h"
 
 namespace tessera::prims {
 

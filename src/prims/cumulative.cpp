@@ -31,7 +31,7 @@
 #include "tessera/lax.h"
 #include "tessera/lax_assoc_scan.h"
 #include "tessera/numpy_ufuncs.h"
-#include "tessera/transforms_flat.h"
+#include "trace/jaxpr_transforms.h"
 
 namespace tessera::prims {
 
@@ -262,7 +262,7 @@ JvpRule scan_jvp(const Primitive& prim, Kind kind) {
       };
       return lax::associative_scan(fn, {xs[0]}, reverse, axis);
     };
-    auto [outs, touts] = flat::jvp(scan, primals.subspan(0, 1), tangents.subspan(0, 1));
+    auto [outs, touts] = trace::jvp_fun(scan, primals.subspan(0, 1), tangents.subspan(0, 1));
     return {ad::one(out), ad::one(touts[0])};
   };
 }

@@ -9,6 +9,7 @@
 #include "prims/batch_util.h"
 #include "tessera/errors.h"
 #include "tessera/lax.h"
+#include "trace/jaxpr_transforms.h"
 
 namespace tessera::prims {
 
@@ -56,12 +57,6 @@ std::vector<Aval> call_abstract(const char* op, std::span<const Aval> in, const 
   return out;
 }
 
-std::vector<Aval> out_avals_of(const Jaxpr& j) {
-  std::vector<Aval> out;
-  for (const Atom& a : j.outvars) out.push_back(atom_aval(a));
-  return out;
-}
-
 bool same_type(const Aval& a, const Aval& b) { return a.shape == b.shape && a.dtype == b.dtype; }
 
 std::string avals_str(std::span<const Array> xs) {
@@ -103,26 +98,15 @@ Aval unbatched_aval(const Array& x, int64_t dim) {
   return a;
 }
 
-std::vector<std::optional<int64_t>> axes_of(std::span<const int64_t> dims) {
-  std::vector<std::optional<int64_t>> out;
-  for (int64_t d : dims) out.push_back(d >= 0 ? std::optional<int64_t>(d) : std::nullopt);
-  return out;
-}
-
-std::vector<std::optional<int64_t>> zeros_axes(size_t n) {
-  return std::vector<std::optional<int64_t>>(n, std::optional<int64_t>(0));
-}
-
 // call_jaxpr vmapped over operands batched at `dims` (every output batched at 0), staged on
 // the batched operands: (new call_jaxpr, new leading constants).
-std::pair<JaxprPtr, std::vector<Array>> batch_call(JaxprPtr call, std::span<const Array> vals,
-                                                   std::span<const int64_t> dims, int64_t size) {
-  std::vector<std::optional<int64_t>> in_axes = axes_of(dims);
-  flat::Fun fb = [call, in_axes, size](std::span<const Array> xs) {
-    flat::Fun inner = [call](std::span<const Array> ys) { return eval_jaxpr(*call, {}, ys); };
-    return flat::vmap(inner, xs, in_axes, zeros_axes, size);
+trace::Staged batch_call(JaxprPtr call, std::span<const Array> vals, std::span<const int64_t> dims,
+                         int64_t size) {
+  std::vector<int64_t> d(dims.begin(), dims.end());
+  flat::Fun fb = [call, d, size](std::span<const Array> xs) {
+    return trace::batch_fun(trace::as_fun(call), xs, d, size);
   };
-  return hoist_consts(flat::make_jaxpr(fb, vals));
+  return trace::stage(fb, avals_of_span(vals));
 }
 
 // ---- custom_jvp_call ----
@@ -164,7 +148,7 @@ batching::BatchOut batch_custom_jvp(const BatchAxis&, std::span<const Array> val
       }
       return out;
     };
-    std::vector<Array> r = flat::vmap(inner, xs, axes_of(in_dims), zeros_axes, size);
+    std::vector<Array> r = trace::batch_fun(inner, xs, in_dims, size);
     std::vector<Array> po(r.begin(), r.begin() + nout), to;
     for (size_t k = 0; k < nout; ++k) to.push_back(out_float[k] ? r[nout + k] : Array());
     return std::make_pair(std::move(po), std::move(to));
@@ -198,7 +182,7 @@ ad::JvpOut jvp_custom_jvp(std::span<const Array> primals, std::span<const Array>
   }
   const auto& rule = opaque<CustomJvpRule>(params, "jvp", "custom_jvp_call");
   auto [po, to] = rule.jvp(ps, ts);
-  std::vector<Aval> want = out_avals_of(call);
+  std::vector<Aval> want = trace::out_avals(call);
   bool ok = po.size() == want.size();
   for (size_t i = 0; ok && i < po.size(); ++i)
     ok = po[i].defined() && same_type(po[i].aval(), want[i]);
@@ -241,7 +225,7 @@ void define_custom_jvp_call() {
 // ---- custom_vjp_call ----
 
 std::vector<Array> check_fwd_outs(std::vector<Array> outs, const Jaxpr& call) {
-  std::vector<Aval> want = out_avals_of(call);
+  std::vector<Aval> want = trace::out_avals(call);
   bool ok = outs.size() == want.size();
   for (size_t i = 0; ok && i < outs.size(); ++i)
     ok = outs[i].defined() && same_type(outs[i].aval(), want[i]);
@@ -291,7 +275,7 @@ VjpOverride vjp_custom_vjp(std::span<const Array> primals, const Params& params)
   std::vector<Array> args(primals.begin() + nc, primals.end());
   auto [outs, res] = fwd->fwd(args);
   outs = check_fwd_outs(std::move(outs), call);
-  std::vector<Aval> in_avals = avals_of_span(args), out_avals = out_avals_of(call);
+  std::vector<Aval> in_avals = avals_of_span(args), out_avals = trace::out_avals(call);
   // The residuals travel as custom_lin operands; the backward function captures none.
   VjpBwdFn fn = [bwd, in_avals, out_avals, nc](std::span<const Array> res,
                                                std::span<const Array> cts) {
@@ -327,7 +311,7 @@ batching::BatchOut batch_custom_vjp(const BatchAxis&, std::span<const Array> val
       o.insert(o.end(), r.begin(), r.end());
       return o;
     };
-    std::vector<Array> all = flat::vmap(inner, ps, axes_of(arg_dims), zeros_axes, size);
+    std::vector<Array> all = trace::batch_fun(inner, ps, arg_dims, size);
     if (all.size() < nout)
       throw TypeError(op_message("custom_vjp", "the fwd rule returned too few primal outputs"));
     std::vector<Array> outs(all.begin(), all.begin() + nout), res(all.begin() + nout, all.end());
@@ -348,7 +332,7 @@ batching::BatchOut batch_custom_vjp(const BatchAxis&, std::span<const Array> val
           c[i] = ad::zeros_like_aval(Aval{arg_avals[i].shape, arg_avals[i].dtype});
       return c;
     };
-    std::vector<Array> c = flat::vmap(inner, xs, zeros_axes(xs.size()), zeros_axes, size);
+    std::vector<Array> c = trace::batch_fun(inner, xs, std::vector<int64_t>(xs.size(), 0), size);
     for (size_t i = 0; i < c.size(); ++i) {
       if (!ad::has_tangent(arg_avals[i].dtype))
         c[i] = Array();
@@ -404,16 +388,6 @@ Params custom_vjp_params(std::shared_ptr<const Jaxpr> call, flat::FwdFun fwd, fl
                 {"call_jaxpr", std::move(call)},
                 {"fwd", OpaquePtr(std::move(f))},
                 {"num_consts", num_consts}};
-}
-
-std::pair<std::shared_ptr<const Jaxpr>, std::vector<Array>> hoist_consts(const ClosedJaxpr& c) {
-  Jaxpr j = *c.jaxpr;
-  std::vector<Var> invars = j.constvars;
-  invars.insert(invars.end(), j.invars.begin(), j.invars.end());
-  j.invars = std::move(invars);
-  j.constvars.clear();
-  j.cached_hash = 0;
-  return {intern(std::move(j)), c.consts};
 }
 
 void register_custom_derivatives() {

@@ -37,9 +37,6 @@ Params custom_jvp_params(std::shared_ptr<const Jaxpr> call, flat::JvpFun jvp, in
 Params custom_vjp_params(std::shared_ptr<const Jaxpr> call, flat::FwdFun fwd, flat::BwdFun bwd,
                          int64_t num_consts);
 
-// A closed jaxpr as (call_jaxpr, leading operands): its constvars become its first invars.
-std::pair<std::shared_ptr<const Jaxpr>, std::vector<Array>> hoist_consts(const ClosedJaxpr& c);
-
 void register_custom_derivatives();
 
 }  // namespace tessera::prims

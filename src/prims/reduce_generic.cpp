@@ -20,7 +20,7 @@
 #include "prims/reduce_tree.h"
 #include "tessera/jaxpr.h"
 #include "tessera/lax.h"
-#include "tessera/transforms_flat.h"
+#include "trace/jaxpr_transforms.h"
 
 namespace tessera::prims {
 
@@ -136,10 +136,9 @@ reduce_tree::Combine body_combine(const Jaxpr& body, std::vector<Array> consts) 
     std::vector<Array> args;
     for (const Array& a : lhs) args.push_back(lax::reshape(a, {size}));
     for (const Array& a : rhs) args.push_back(lax::reshape(a, {size}));
-    std::vector<std::optional<int64_t>> in_axes(args.size(), 0);
     std::vector<Array> outs =
-        flat::vmap([&](std::span<const Array> xs) { return eval_jaxpr(body, consts, xs); }, args,
-                   in_axes, [](size_t k) { return std::vector<std::optional<int64_t>>(k, 0); });
+        trace::batch_fun([&](std::span<const Array> xs) { return eval_jaxpr(body, consts, xs); },
+                         args, std::vector<int64_t>(args.size(), 0), size);
     for (Array& o : outs) o = lax::reshape(o, shape);
     return outs;
   };
@@ -190,8 +189,8 @@ std::pair<std::vector<Array>, std::vector<Array>> reduce_jvp(std::span<const Arr
   const Jaxpr& body = body_of(p);
   const auto& dims = p.get_ints("dimensions");
   auto [outs, touts] =
-      flat::jvp([&](std::span<const Array> xs) { return reduce_composite(body, xs, dims); },
-                primals, tangents);
+      trace::jvp_fun([&](std::span<const Array> xs) { return reduce_composite(body, xs, dims); },
+                     primals, tangents);
   for (size_t i = 0; i < outs.size(); ++i)
     if (!ad::has_tangent(outs[i].dtype())) touts[i] = Array();
   return {std::move(outs), std::move(touts)};
@@ -207,12 +206,9 @@ batching::BatchOut reduce_batch(const BatchAxis&, std::span<const Array> args,
   if (others) {
     // Batched init values or constants: map the composite (the batched init values are
     // broadcast over the kept dims and folded in by the body).
-    std::vector<std::optional<int64_t>> in_axes;
-    for (int64_t d : bdims)
-      in_axes.push_back(d == batching::kNotMapped ? std::nullopt : std::optional<int64_t>(d));
-    std::vector<Array> outs = flat::vmap(
-        [&](std::span<const Array> xs) { return reduce_composite(body, xs, dims); }, args, in_axes,
-        [](size_t k) { return std::vector<std::optional<int64_t>>(k, 0); });
+    std::vector<Array> outs = trace::batch_fun(
+        [&](std::span<const Array> xs) { return reduce_composite(body, xs, dims); }, args, bdims,
+        batching::batch_size(args, bdims));
     return {outs, std::vector<int64_t>(outs.size(), 0)};
   }
   // Only operands batched: all get the batch axis where the first batched one has it.

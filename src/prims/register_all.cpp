@@ -1,6 +1,7 @@
 // register_all(): every primitive family registers its primitives once, on first use of the
 // registry (find_primitive, bind). It lives with the families so that the core's registry
-// (src/core/primitive.cpp) includes nothing above it.
+// (src/core/primitive.cpp) includes nothing above it; it also installs the lax operations the
+// interpreters compute with (trace/tangents.h).
 #include <atomic>
 #include <mutex>
 
@@ -11,7 +12,10 @@
 #include "prims/prims.h"
 #include "prims/scan.h"
 #include "prims/while_loop.h"
+#include "tessera/lax.h"
 #include "tessera/primitive.h"
+#include "trace/custom_lin.h"
+#include "trace/interpreter_ops.h"
 
 namespace tessera {
 
@@ -20,6 +24,7 @@ void register_all() {
   if (g_registered.load(std::memory_order_acquire)) return;
   static std::once_flag once;
   std::call_once(once, [] {
+    trace::install_interpreter_ops({&lax::add, &lax::broadcast_in_dim, &lax::transpose});
     prims::register_elementwise_binary();
     prims::register_elementwise_unary();
     prims::register_compare();
@@ -36,6 +41,7 @@ void register_all() {
     prims::register_argminmax();
     prims::register_reduce_generic();
     prims::register_ad_prims();
+    trace::register_custom_lin();
     prims::register_custom_derivatives();
     prims::register_scan();
     prims::register_cond();

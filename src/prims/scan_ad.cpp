@@ -1,13 +1,15 @@
 // scan's differentiation rules (scan.h): JVP (one scan over primals and tangents), linearize
-// (a known scan that computes the primal outputs and stacks the residuals, then a linear scan
-// staged on the tangents) and transpose (a scan in the opposite direction).
+// (a known scan that computes the primal outputs and stacks the residuals that vary per step,
+// the loop-invariant ones computed once before it, then a linear scan staged on the tangents) and
+// transpose (a scan in the opposite direction).
 #include <string>
 
 #include "ir/passes/dce.h"
-#include "prims/control_flow_util.h"
 #include "prims/scan.h"
 #include "tessera/errors.h"
 #include "tessera/lax.h"
+#include "trace/jaxpr_transforms.h"
+#include "trace/tangents.h"
 
 namespace tessera::prims {
 
@@ -35,12 +37,12 @@ std::vector<bool> nonzero_fixpoint(const Jaxpr& body, const Sizes& s,
                                    bool linearizing = false) {
   std::vector<bool> nz(primals.size());
   for (size_t i = 0; i < primals.size(); ++i)
-    nz[i] = !ad::zero_tangent(primals[i], tangents[i]) && cf::differentiable(primals[i].aval());
+    nz[i] = !ad::zero_tangent(primals[i], tangents[i]) && trace::has_tangent(primals[i].dtype());
   for (;;) {
     std::vector<bool> inst(s.nout, false);
     for (size_t k = 0; k < s.ncar; ++k) inst[k] = nz[s.nc + k];
-    std::vector<bool> out_nz = linearizing ? cf::linearize_jaxpr(body, nz, inst).out_nonzero
-                                           : cf::jvp_jaxpr(body, nz, inst).out_nonzero;
+    std::vector<bool> out_nz = linearizing ? trace::linearize_jaxpr(body, nz, inst).out_nonzero
+                                           : trace::jvp_jaxpr(body, nz, inst).out_nonzero;
     bool changed = false;
     for (size_t k = 0; k < s.ncar; ++k)
       if (out_nz[k] && !nz[s.nc + k]) nz[s.nc + k] = changed = true;
@@ -57,7 +59,7 @@ std::vector<bool> carry_instantiate(const std::vector<bool>& nz, const Sizes& s)
 // The tangent of input i: the given one, or zeros when the body makes it nonzero.
 Array tangent_or_zeros(const Array& primal, const Array& tangent) {
   if (tangent.defined() && !ad::zero_tangent(primal, tangent)) return tangent;
-  return ad::zeros_like_aval(cf::tangent_aval(primal.aval()));
+  return ad::zeros_like_aval(trace::tangent_aval(primal.aval()));
 }
 
 }  // namespace
@@ -68,7 +70,7 @@ ad::JvpOut scan_jvp(std::span<const Array> primals, std::span<const Array> tange
   const Sizes s = sizes_of(sp, primals.size());
   const size_t n = primals.size();
   std::vector<bool> nz = nonzero_fixpoint(*sp.jaxpr, s, primals, tangents);
-  cf::JvpJaxpr jj = cf::jvp_jaxpr(*sp.jaxpr, nz, carry_instantiate(nz, s));
+  trace::JvpJaxpr jj = trace::jvp_jaxpr(*sp.jaxpr, nz, carry_instantiate(nz, s));
 
   // jj's invars: [primals..., tangents of nz inputs...]; reorder into the scan's groups.
   std::vector<size_t> tan_index(n, 0);
@@ -108,7 +110,7 @@ ad::JvpOut scan_jvp(std::span<const Array> primals, std::span<const Array> tange
   };
   out_group(0, s.ncar);
   out_group(s.ncar, s.nout);
-  nsp.jaxpr = reorder_jaxpr(*jj.jaxpr, in_order, out_order);
+  nsp.jaxpr = reorder_jaxpr(*jj.const_free("scan"), in_order, out_order);
 
   std::vector<Array> outs = bind_scan(nsp, operands);
   std::vector<Array> po, to;
@@ -128,18 +130,47 @@ ad::JvpOut scan_linearize(std::span<const Array> primals, std::span<const Array>
   const Sizes s = sizes_of(sp, primals.size());
   const size_t n = primals.size();
   std::vector<bool> nz = nonzero_fixpoint(*sp.jaxpr, s, primals, tangents, /*linearizing=*/true);
-  cf::LinearizedJaxpr lj = cf::linearize_jaxpr(*sp.jaxpr, nz, carry_instantiate(nz, s));
+  trace::LinearizedJaxpr lj = trace::linearize_jaxpr(*sp.jaxpr, nz, carry_instantiate(nz, s));
   const size_t nkc = lj.known_consts.size(), nres = lj.res_avals.size();
   const size_t nlc = lj.lin_consts.size();
 
   // Residuals: a forwarded const is loop-invariant (passed as a const of the linear scan), a
-  // forwarded x is its scanned operand already; the others are stacked by the known scan.
-  enum class Res { kConst, kXs, kStacked };
+  // forwarded x is its scanned operand already; one that the body computes from the constants
+  // alone is hoisted — computed once, before the loop, and passed as a const (JAX's
+  // _scan_partial_eval does the same with its loop-invariant residuals); the others are stacked
+  // by the known scan.
+  enum class Res { kConst, kXs, kHoisted, kStacked };
   std::vector<Res> kind(nres, Res::kStacked);
   for (size_t r = 0; r < nres; ++r) {
     int64_t ri = lj.res_input[r];
     if (ri >= 0 && static_cast<size_t>(ri) < s.nc) kind[r] = Res::kConst;
     if (ri >= 0 && static_cast<size_t>(ri) >= s.nc + s.ncar) kind[r] = Res::kXs;
+  }
+  auto invariant = [&](size_t r) { return kind[r] == Res::kConst || kind[r] == Res::kHoisted; };
+  std::vector<Array> res_val(nres);
+  {
+    // The known body's part that reads only [known_consts, consts].
+    std::vector<bool> unknown_in(nkc + n, false);
+    for (size_t i = nkc + s.nc; i < nkc + n; ++i) unknown_in[i] = true;
+    trace::PartialEval inv = trace::partial_eval_jaxpr_nounits(
+        *lj.known, unknown_in, std::vector<bool>(s.nout + nres, false));
+    std::vector<bool> take(inv.known->outvars.size(), false);
+    std::vector<size_t> hoisted;
+    for (size_t o = 0, pos = 0; o < s.nout + nres; ++o) {
+      if (inv.out_unknown[o]) continue;
+      if (o >= s.nout && kind[o - s.nout] == Res::kStacked) {
+        kind[o - s.nout] = Res::kHoisted;
+        hoisted.push_back(o - s.nout);
+        take[pos] = true;
+      }
+      ++pos;
+    }
+    if (!hoisted.empty()) {
+      auto h = ir::dce(*inv.known, take).first;
+      std::vector<Array> hin = trace::concat({lj.known_consts, primals.first(s.nc)});
+      std::vector<Array> hv = eval_jaxpr(*h, {}, hin);
+      for (size_t k = 0; k < hoisted.size(); ++k) res_val[hoisted[k]] = std::move(hv[k]);
+    }
   }
 
   // Known scan: consts [known_consts, consts], carry, xs -> [carry, ys, stacked residuals].
@@ -158,9 +189,10 @@ ad::JvpOut scan_linearize(std::span<const Array> primals, std::span<const Array>
   for (bool b : lj.out_nonzero) any_out |= b;
   if (!any_out) return {std::move(po), std::vector<Array>(s.nout)};
 
-  std::vector<Array> res_val(nres);
-  for (size_t r = 0, st = s.nout; r < nres; ++r)
-    res_val[r] = kind[r] == Res::kStacked ? kouts[st++] : primals[lj.res_input[r]];
+  for (size_t r = 0, st = s.nout; r < nres; ++r) {
+    if (kind[r] == Res::kStacked) res_val[r] = kouts[st++];
+    if (kind[r] == Res::kConst || kind[r] == Res::kXs) res_val[r] = primals[lj.res_input[r]];
+  }
 
   // Linear scan. lin's invars: [lin_consts, residuals, tangents of the nz inputs].
   std::vector<size_t> tan_index(n, 0);
@@ -174,7 +206,7 @@ ad::JvpOut scan_linearize(std::span<const Array> primals, std::span<const Array>
   };
   for (size_t c = 0; c < nlc; ++c) add(c, lj.lin_consts[c]);
   for (size_t r = 0; r < nres; ++r)
-    if (kind[r] == Res::kConst) add(nlc + r, res_val[r]);
+    if (invariant(r)) add(nlc + r, res_val[r]);
   for (size_t i = 0; i < s.nc; ++i)
     if (nz[i]) add(tan_index[i], tangents[i]);
   ScanParams lsp = sp;
@@ -183,7 +215,7 @@ ad::JvpOut scan_linearize(std::span<const Array> primals, std::span<const Array>
     if (nz[i]) add(tan_index[i], tangent_or_zeros(primals[i], tangents[i]));
   lsp.num_carry = static_cast<int64_t>(operands.size()) - lsp.num_consts;
   for (size_t r = 0; r < nres; ++r)
-    if (kind[r] != Res::kConst) add(nlc + r, res_val[r]);
+    if (!invariant(r)) add(nlc + r, res_val[r]);
   for (size_t i = s.nc + s.ncar; i < n; ++i)
     if (nz[i]) add(tan_index[i], tangents[i]);
   std::vector<size_t> out_order(lj.lin->outvars.size());
@@ -205,7 +237,7 @@ std::vector<Array> scan_transpose(std::span<const Array> cts, std::span<const Ar
   // Linear: undefined consts and xs, and every carry (a defined carry is a materialized zero).
   std::vector<bool> linear(n);
   for (size_t i = 0; i < n; ++i) linear[i] = (i >= s.nc && i < s.nc + s.ncar) || !args[i].defined();
-  cf::JaxprPtr tj = cf::transpose_jaxpr(*sp.jaxpr, linear);
+  trace::JaxprPtr tj = trace::transpose_jaxpr(*sp.jaxpr, linear).const_free("scan");
 
   std::vector<size_t> res_c, lin_c, res_x, lin_x;
   for (size_t i = 0; i < s.nc; ++i) (linear[i] ? lin_c : res_c).push_back(i);
@@ -250,7 +282,7 @@ std::vector<Array> scan_transpose(std::span<const Array> cts, std::span<const Ar
   for (size_t k = 0; k < ncar; ++k) in_avals.push_back(strong(arg_avals[s.nc + k]));
   for (size_t i : res_x) in_avals.push_back(slice(arg_avals[i]));
   for (size_t k = 0; k < ny; ++k) in_avals.push_back(slice(cts[ncar + k].aval()));
-  cf::Staged st = cf::stage(body, in_avals);
+  trace::Staged st = trace::stage(body, in_avals);
 
   std::vector<Array> ops = st.consts;
   ops.insert(ops.end(), operands.begin(), operands.end());

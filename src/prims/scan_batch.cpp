@@ -2,8 +2,9 @@
 // Consts and carries carry their batch axis at 0; scanned operands and ys at 1 (the scan axis
 // stays 0). A carry is batched when its initial value is or when the body makes it so (a fixed
 // point).
-#include "prims/control_flow_util.h"
 #include "prims/scan.h"
+#include "trace/jaxpr_transforms.h"
+#include "trace/tangents.h"
 
 namespace tessera::prims {
 
@@ -15,11 +16,11 @@ batching::BatchOut scan_batch(const BatchAxis&, std::span<const Array> args,
   const int64_t size = batching::batch_size(args, dims);
   std::vector<bool> batched(n);
   for (size_t i = 0; i < n; ++i) batched[i] = dims[i] != batching::kNotMapped;
-  cf::BatchedJaxpr bj;
+  trace::BatchedJaxpr bj;
   for (;;) {
     std::vector<bool> force(nout, false);
     for (size_t k = 0; k < ncar; ++k) force[k] = batched[nc + k];
-    bj = cf::batch_jaxpr(*sp.jaxpr, batched, size, force);
+    bj = trace::batch_jaxpr(*sp.jaxpr, batched, size, force);
     bool changed = false;
     for (size_t k = 0; k < ncar; ++k)
       if (bj.out_batched[k] && !batched[nc + k]) batched[nc + k] = changed = true;
@@ -35,8 +36,11 @@ batching::BatchOut scan_batch(const BatchAxis&, std::span<const Array> args,
     else
       operands.push_back(batched[i] ? batching::move_axis(args[i], dims[i], 1) : args[i]);
   }
+  // Values the batching rules closed over become leading constants of the scan.
   ScanParams nsp = sp;
   nsp.jaxpr = bj.jaxpr;
+  nsp.num_consts += static_cast<int64_t>(bj.consts.size());
+  operands.insert(operands.begin(), bj.consts.begin(), bj.consts.end());
   std::vector<Array> outs = bind_scan(nsp, operands);
   std::vector<int64_t> out_dims(nout);
   for (size_t k = 0; k < nout; ++k)

@@ -381,6 +381,9 @@ void register_select_convert() {
   register_primitive(select_n);
   convert_element_type.abstract_eval = convert_abstract;
   convert_element_type.impl = convert_impl;
+  convert_element_type.const_fold = [](std::span<const Array> args, const Params&) {
+    return args.size() == 1 && args[0].is_concrete() && args[0].ndim() == 0;
+  };
   convert_element_type.jvp = convert_jvp;
   convert_element_type.transpose = convert_transpose;
   select_n.batch = select_n_batch;

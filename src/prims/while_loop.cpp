@@ -15,9 +15,10 @@
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/cond.h"
-#include "prims/control_flow_util.h"
 #include "tessera/errors.h"
 #include "tessera/lax.h"
+#include "trace/jaxpr_transforms.h"
+#include "trace/tangents.h"
 
 namespace tessera::prims {
 
@@ -73,13 +74,13 @@ size_t count(const std::vector<bool>& m) {
 }
 
 Effects loop_effects(const Jaxpr& cj, const Jaxpr& bj) {
-  return effects_union(cf::jaxpr_effects(cj), cf::jaxpr_effects(bj));
+  return effects_union(cj.effects, bj.effects);
 }
 
 // ---- abstract eval / impl ----
 
 void check_operands(std::string_view what, const Jaxpr& j, std::span<const Aval> ops) {
-  std::vector<Aval> want = cf::in_avals(j);
+  std::vector<Aval> want = trace::in_avals(j);
   bool ok = want.size() == ops.size();
   for (size_t i = 0; ok && i < ops.size(); ++i) ok = typematch(want[i], ops[i]);
   if (!ok)
@@ -90,22 +91,22 @@ void check_operands(std::string_view what, const Jaxpr& j, std::span<const Aval>
 
 std::vector<Aval> while_abstract_eval(std::span<const Aval> in, const Params& params) {
   Parts w = parts_of(params, in.size());
-  std::vector<Aval> cond_out = cf::out_avals(*w.cj);
+  std::vector<Aval> cond_out = trace::out_avals(*w.cj);
   if (cond_out.size() != 1 || cond_out[0].ndim() != 0 || cond_out[0].dtype != DType::kBool)
     throw TypeError(op_message("while",
                                "cond_fun must return a boolean scalar, but got output "
                                "type(s) " +
                                    shaped_array_list_str(cond_out) + "."));
-  std::vector<Aval> body_in = cf::in_avals(*w.bj);
+  std::vector<Aval> body_in = trace::in_avals(*w.bj);
   if (body_in.size() < w.bn)
     throw TypeError(op_message("while", "body_jaxpr has fewer inputs than body_nconsts"));
   std::vector<Aval> carry_in(body_in.begin() + w.bn, body_in.end());
-  check_same_types("while", "body_fun output and input", cf::out_avals(*w.bj), carry_in);
+  check_same_types("while", "body_fun output and input", trace::out_avals(*w.bj), carry_in);
   std::vector<Aval> cond_ops(in.begin(), in.begin() + w.cn);
   cond_ops.insert(cond_ops.end(), in.end() - w.n, in.end());
   check_operands("cond_jaxpr", *w.cj, cond_ops);
   check_operands("body_jaxpr", *w.bj, in.subspan(w.cn));
-  return cf::out_avals(*w.bj);
+  return trace::out_avals(*w.bj);
 }
 
 std::vector<Array> while_impl(const ExecContext&, std::span<const Array> args, const Params& params,
@@ -114,9 +115,9 @@ std::vector<Array> while_impl(const ExecContext&, std::span<const Array> args, c
   std::span<const Array> cc = args.subspan(0, w.cn), bc = args.subspan(w.cn, w.bn);
   std::vector<Array> carry(args.begin() + w.cn + w.bn, args.end());
   for (;;) {
-    std::vector<Array> pred = eval_jaxpr(*w.cj, {}, cf::concat({cc, carry}));
+    std::vector<Array> pred = eval_jaxpr(*w.cj, {}, trace::concat({cc, carry}));
     if (!pred[0].item<bool>()) break;
-    carry = eval_jaxpr(*w.bj, {}, cf::concat({bc, carry}));
+    carry = eval_jaxpr(*w.bj, {}, trace::concat({bc, carry}));
   }
   return carry;
 }
@@ -133,14 +134,14 @@ JvpPlan jvp_plan(const Parts& w, std::span<const Array> primals, std::span<const
   JvpPlan p;
   for (size_t i = 0; i < w.bn + w.n; ++i) {
     const Array& x = primals[w.cn + i];
-    bool nz = !ad::zero_tangent(x, tangents[w.cn + i]) && cf::differentiable(x.aval());
+    bool nz = !ad::zero_tangent(x, tangents[w.cn + i]) && trace::has_tangent(x.dtype());
     (i < w.bn ? p.bconst_nz : p.carry_nz).push_back(nz);
   }
   for (;;) {
-    std::vector<bool> out =
-        cf::jvp_jaxpr(*w.bj, concat_masks(p.bconst_nz, p.carry_nz), std::vector<bool>(w.n, false))
-            .out_nonzero;
-    std::vector<bool> next = cf::mask_or(p.carry_nz, out);
+    std::vector<bool> out = trace::jvp_jaxpr(*w.bj, concat_masks(p.bconst_nz, p.carry_nz),
+                                             std::vector<bool>(w.n, false))
+                                .out_nonzero;
+    std::vector<bool> next = trace::mask_or(p.carry_nz, out);
     if (next == p.carry_nz) break;
     p.carry_nz = std::move(next);
   }
@@ -154,10 +155,11 @@ ad::JvpOut while_jvp(std::span<const Array> primals, std::span<const Array> tang
   if (!any_of(plan.carry_nz))
     return {tessera::bind(while_loop, primals, params), std::vector<Array>(w.n)};
   const size_t nbt = count(plan.bconst_nz);
-  cf::JvpJaxpr J = cf::jvp_jaxpr(*w.bj, concat_masks(plan.bconst_nz, plan.carry_nz), plan.carry_nz);
+  trace::JvpJaxpr J =
+      trace::jvp_jaxpr(*w.bj, concat_masks(plan.bconst_nz, plan.carry_nz), plan.carry_nz);
   // J's invars are [bconsts, carry, bconst tangents, carry tangents]; the loop needs the
   // constants first: [bconsts, bconst tangents, carry, carry tangents].
-  const Jaxpr& jj = *J.jaxpr;
+  const Jaxpr& jj = *J.const_free("while");
   const auto iv = jj.invars.begin();
   std::vector<Var> body_in(iv, iv + w.bn);
   body_in.insert(body_in.end(), iv + w.bn + w.n, iv + w.bn + w.n + nbt);
@@ -167,7 +169,8 @@ ad::JvpOut while_jvp(std::span<const Array> primals, std::span<const Array> tang
   // The cond ignores the tangent carries.
   std::vector<Var> cond_in = w.cj->invars;
   for (size_t i = 0; i < w.n; ++i)
-    if (plan.carry_nz[i]) cond_in.push_back(Var(cf::tangent_aval(w.bj->invars[w.bn + i].aval())));
+    if (plan.carry_nz[i])
+      cond_in.push_back(Var(trace::tangent_aval(w.bj->invars[w.bn + i].aval())));
   JaxprPtr cond_j = with_invars(*w.cj, std::move(cond_in));
 
   std::vector<Array> operands(primals.begin(), primals.begin() + w.cn + w.bn);
@@ -177,7 +180,7 @@ ad::JvpOut while_jvp(std::span<const Array> primals, std::span<const Array> tang
   for (size_t i = 0; i < w.n; ++i) {
     if (!plan.carry_nz[i]) continue;
     const size_t a = w.cn + w.bn + i;
-    Aval ta = cf::tangent_aval(w.bj->invars[w.bn + i].aval());
+    Aval ta = trace::tangent_aval(w.bj->invars[w.bn + i].aval());
     operands.push_back(ad::zero_tangent(primals[a], tangents[a]) ? ad::zeros_like_aval(ta)
                                                                  : tangents[a]);
   }
@@ -228,12 +231,12 @@ batching::BatchOut while_batch(const BatchAxis&, std::span<const Array> vals,
   // predicate batches every carry (members stop at different steps).
   bool pred_b = false;
   for (;;) {
-    pred_b = cf::batch_jaxpr(*w.cj, concat_masks(cc_b, carry_b), size, {false}).out_batched[0];
+    pred_b = trace::batch_jaxpr(*w.cj, concat_masks(cc_b, carry_b), size, {false}).out_batched[0];
     if (pred_b) carry_b.assign(w.n, true);
     std::vector<bool> out_b =
-        cf::batch_jaxpr(*w.bj, concat_masks(bc_b, carry_b), size, std::vector<bool>(w.n, false))
+        trace::batch_jaxpr(*w.bj, concat_masks(bc_b, carry_b), size, std::vector<bool>(w.n, false))
             .out_batched;
-    std::vector<bool> next = cf::mask_or(carry_b, out_b);
+    std::vector<bool> next = trace::mask_or(carry_b, out_b);
     if (next == carry_b) break;
     carry_b = std::move(next);
   }
@@ -252,9 +255,11 @@ batching::BatchOut while_batch(const BatchAxis&, std::span<const Array> vals,
   for (size_t i = 0; i < w.n; ++i) out_dims[i] = carry_b[i] ? 0 : batching::kNotMapped;
 
   if (!pred_b) {
-    JaxprPtr cb = cf::batch_jaxpr(*w.cj, concat_masks(cc_b, carry_b), size, {false}).jaxpr;
-    JaxprPtr bb = cf::batch_jaxpr(*w.bj, concat_masks(bc_b, carry_b), size, carry_b).jaxpr;
-    std::vector<Array> operands = cf::concat({cc, bc, init});
+    JaxprPtr cb =
+        trace::batch_jaxpr(*w.cj, concat_masks(cc_b, carry_b), size, {false}).const_free("while");
+    JaxprPtr bb =
+        trace::batch_jaxpr(*w.bj, concat_masks(bc_b, carry_b), size, carry_b).const_free("while");
+    std::vector<Array> operands = trace::concat({cc, bc, init});
     std::vector<Array> outs =
         tessera::bind(while_loop, operands,
                       while_params(std::move(cb), static_cast<int64_t>(w.cn), std::move(bb),
@@ -264,8 +269,10 @@ batching::BatchOut while_batch(const BatchAxis&, std::span<const Array> vals,
 
   // A batched predicate: loop while any member is active; the body advances only the active
   // members (select_n on the predicate computed before the step).
-  JaxprPtr cb = cf::batch_jaxpr(*w.cj, concat_masks(cc_b, carry_b), size, {true}).jaxpr;
-  JaxprPtr bb = cf::batch_jaxpr(*w.bj, concat_masks(bc_b, carry_b), size, carry_b).jaxpr;
+  JaxprPtr cb =
+      trace::batch_jaxpr(*w.cj, concat_masks(cc_b, carry_b), size, {true}).const_free("while");
+  JaxprPtr bb =
+      trace::batch_jaxpr(*w.bj, concat_masks(bc_b, carry_b), size, carry_b).const_free("while");
   const size_t ncc = cc.size(), nbc = bc.size(), n = w.n;
   std::vector<Aval> cond_avals, body_avals;
   for (const Array& x : cc) cond_avals.push_back(x.aval());
@@ -280,8 +287,8 @@ batching::BatchOut while_batch(const BatchAxis&, std::span<const Array> vals,
   flat::Fun body_fun = [&](std::span<const Array> xs) {
     std::span<const Array> c = xs.subspan(0, ncc), b = xs.subspan(ncc, nbc),
                            carry = xs.subspan(ncc + nbc, n);
-    Array pred = eval_jaxpr(*cb, {}, cf::concat({c, carry}))[0];
-    std::vector<Array> next = eval_jaxpr(*bb, {}, cf::concat({b, carry}));
+    Array pred = eval_jaxpr(*cb, {}, trace::concat({c, carry}))[0];
+    std::vector<Array> next = eval_jaxpr(*bb, {}, trace::concat({b, carry}));
     std::vector<Array> out;
     for (size_t i = 0; i < n; ++i) {
       Array p =
@@ -290,9 +297,9 @@ batching::BatchOut while_batch(const BatchAxis&, std::span<const Array> vals,
     }
     return out;
   };
-  cf::Staged sc = cf::stage(cond_fun, cond_avals);
-  cf::Staged sb = cf::stage(body_fun, body_avals);
-  std::vector<Array> operands = cf::concat({sc.consts, cc, sb.consts, cc, bc, init});
+  trace::Staged sc = trace::stage(cond_fun, cond_avals);
+  trace::Staged sb = trace::stage(body_fun, body_avals);
+  std::vector<Array> operands = trace::concat({sc.consts, cc, sb.consts, cc, bc, init});
   std::vector<Array> outs =
       tessera::bind(while_loop, operands,
                     while_params(sc.jaxpr, static_cast<int64_t>(sc.consts.size() + ncc), sb.jaxpr,

@@ -4,8 +4,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "prims/ad_util.h"
 #include "tessera/errors.h"
+#include "trace/tangents.h"
 
 namespace tessera::trace {
 
@@ -48,7 +48,7 @@ std::vector<Array> backward_pass(const Jaxpr& j, std::span<const Array> consts,
   auto add_ct = [&](const Atom& a, const Array& ct) {
     if (!ct.defined() || !is_linear(a)) return;
     Array& slot = ct_env[std::get<Var>(a).id()];
-    slot = prims::ad::add_tangents(slot, ct);
+    slot = add_tangents(slot, ct);
   };
   for (size_t i = 0; i < j.outvars.size(); ++i) add_ct(j.outvars[i], out_cts[i]);
   for (auto it = lin_eqns.rbegin(); it != lin_eqns.rend(); ++it) {
@@ -65,7 +65,7 @@ std::vector<Array> backward_pass(const Jaxpr& j, std::span<const Array> consts,
     }
     if (!any) continue;
     for (size_t k = 0; k < cts.size(); ++k)
-      if (!cts[k].defined()) cts[k] = prims::ad::zeros_like_aval(e.outvars[k].aval());
+      if (!cts[k].defined()) cts[k] = zeros_like_aval(e.outvars[k].aval());
     std::vector<Array> args;
     std::vector<Aval> avals;
     for (const Atom& a : e.invars) {

@@ -1,5 +1,7 @@
 #include "trace/batch_trace.h"
 
+#include "trace/interpreter_ops.h"
+
 namespace tessera::trace {
 
 BatchTracer::BatchTracer(std::shared_ptr<BatchTrace> t, Array val, int64_t bdim)
@@ -60,6 +62,24 @@ BatchTrace* find_batch_trace(std::string_view name) {
     if (b && b->alive() && b->axis_name() == name) return b;
   }
   return nullptr;
+}
+
+Array moveaxis(const Array& x, int64_t from, int64_t to) {
+  if (from == to) return x;
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < x.ndim(); ++i)
+    if (i != from) perm.push_back(i);
+  perm.insert(perm.begin() + to, from);
+  return interpreter_ops().transpose(x, perm);
+}
+
+Array broadcast_batched(const Array& x, int64_t size, int64_t pos) {
+  Shape s = x.shape();
+  s.insert(s.begin() + pos, size);
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d)
+    if (d != pos) dims.push_back(d);
+  return interpreter_ops().broadcast_in_dim(x, s, dims);
 }
 
 }  // namespace tessera::trace

@@ -53,4 +53,10 @@ class BatchTrace final : public Trace, public std::enable_shared_from_this<Batch
 // The innermost live batch trace named `name` on the current trace chain, or null.
 BatchTrace* find_batch_trace(std::string_view name);
 
+// Moving and making batch axes (what the trace, the jaxpr transformations and the families'
+// batching rules use). moveaxis: lax.transpose moving axis `from` to position `to` (no-op when
+// equal). broadcast_batched: x (unbatched) broadcast to carry a batch axis of `size` at `pos`.
+Array moveaxis(const Array& x, int64_t from, int64_t to);
+Array broadcast_batched(const Array& x, int64_t size, int64_t pos);
+
 }  // namespace tessera::trace

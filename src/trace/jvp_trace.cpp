@@ -2,8 +2,7 @@
 
 #include <string>
 
-#include "prims/custom_lin.h"
-#include "prims/prims.h"
+#include "trace/custom_lin.h"
 
 namespace tessera::trace {
 
@@ -64,7 +63,7 @@ std::vector<Array> stage_custom_lin(StagingTrace& tt, const std::string& name, V
                                     std::span<const Array> lin_tangents,
                                     std::vector<int64_t> lin_index, int64_t num_inputs,
                                     std::vector<Aval> out_avals) {
-  auto param = std::make_shared<prims::CustomLinParam>();
+  auto param = std::make_shared<CustomLinParam>();
   param->name = name;
   param->bwd = std::move(bwd);
   param->num_res = static_cast<int64_t>(residuals.size());
@@ -74,8 +73,7 @@ std::vector<Array> stage_custom_lin(StagingTrace& tt, const std::string& name, V
   param->out_avals = out_avals;
   std::vector<Array> operands(residuals.begin(), residuals.end());
   operands.insert(operands.end(), lin_tangents.begin(), lin_tangents.end());
-  return tt.stage(prims::custom_lin, operands, prims::custom_lin_params(std::move(param)),
-                  std::move(out_avals));
+  return tt.stage(custom_lin, operands, custom_lin_params(std::move(param)), std::move(out_avals));
 }
 
 }  // namespace

@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "prims/prims.h"
-
 namespace tessera::trace {
 
 std::string StagingTracer::str() const {
@@ -53,9 +51,8 @@ std::vector<Array> StagingTrace::process_primitive(const Primitive& p, std::span
     in_avals.push_back(args[i].aval());
   }
   if (partial_eval_ && !any_own) return bind_in(parent(), p, args, params);
-  // Constant folding (JAX's const_fold_rules): a dtype conversion of a concrete scalar (a
-  // weakly typed C++ constant meeting a typed array) is done now, so the jaxpr reads a literal.
-  if (&p == &prims::convert_element_type && args[0].is_concrete() && args[0].ndim() == 0) {
+  // Constant folding (the primitive's const_fold rule): evaluated now, at the bottom trace.
+  if (!any_own && p.const_fold && p.const_fold(args, params)) {
     Trace* bottom = this;
     while (bottom->parent() != nullptr) bottom = bottom->parent();
     return bind_in(bottom, p, args, params);

@@ -1,7 +1,5 @@
 #include "trace/trace_util.h"
 
-#include "tessera/lax.h"
-
 namespace tessera::trace {
 
 void check_not_leaked(const Array& a, std::string_view op) {
@@ -19,15 +17,6 @@ std::vector<Array> bind_in(Trace* t, const Primitive& p, std::span<const Array> 
                            const Params& params) {
   TraceScope scope(t);
   return tessera::bind(p, args, params);
-}
-
-Array moveaxis(const Array& x, int64_t from, int64_t to) {
-  if (from == to) return x;
-  std::vector<int64_t> perm;
-  for (int64_t i = 0; i < x.ndim(); ++i)
-    if (i != from) perm.push_back(i);
-  perm.insert(perm.begin() + to, from);
-  return lax::transpose(x, perm);
 }
 
 }  // namespace tessera::trace

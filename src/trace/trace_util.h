@@ -55,7 +55,4 @@ class TraceLifetime {
 std::vector<Array> bind_in(Trace* t, const Primitive& p, std::span<const Array> args,
                            const Params& params);
 
-// lax.transpose that moves axis `from` to position `to` (no-op when equal).
-Array moveaxis(const Array& x, int64_t from, int64_t to);
-
 }  // namespace tessera::trace

@@ -6,6 +6,7 @@
 
 #include "prims/custom_derivatives.h"
 #include "tessera/errors.h"
+#include "trace/jaxpr_transforms.h"
 
 namespace tessera::flat {
 
@@ -19,7 +20,7 @@ std::pair<std::shared_ptr<const Jaxpr>, std::vector<Array>> stage(const Fun& f,
     if (!args[i].defined())
       throw ValueError(op_message(
           op, "argument " + std::to_string(i) + " is an empty Array handle (default-constructed)"));
-  auto [call, consts] = prims::hoist_consts(make_jaxpr(f, args));
+  auto [call, consts] = trace::hoist_consts(make_jaxpr(f, args));
   for (const Array& c : consts)
     if (!c.is_concrete())
       throw TypeError(op_message(

@@ -1,6 +1,6 @@
 // make_jaxpr over flat argument lists, and the placeholder arrays of ShapeDtypeStruct.
 #include "tessera/transforms_flat.h"
-#include "trace/staging_trace.h"
+#include "trace/jaxpr_transforms.h"
 
 namespace tessera::flat {
 
@@ -27,21 +27,15 @@ Array abstract_placeholder(const Aval& aval) {
 }
 
 ClosedJaxpr make_jaxpr(const Fun& f, std::span<const Array> args) {
-  auto st = std::make_shared<trace::StagingTrace>(current_trace(), /*partial_eval=*/false);
-  trace::TraceLifetime life(st.get());
-  std::vector<Array> xs;
+  std::vector<Aval> avals;
+  avals.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].defined())
       throw ValueError(
           op_message("make_jaxpr", "argument " + std::to_string(i) + " is an empty Array handle"));
-    xs.push_back(st->new_arg(args[i].aval()));
+    avals.push_back(args[i].aval());
   }
-  std::vector<Array> outs;
-  {
-    TraceScope scope(st.get());
-    outs = f(xs);
-  }
-  return st->build(outs);
+  return trace::stage_closed(f, avals);
 }
 
 }  // namespace tessera::flat

@@ -2,7 +2,7 @@
 // override's backward function (an opaque param); its operands are the num_res residuals
 // (non-linear) and then the tangents of the primitive's differentiable inputs (linear). It has no
 // forward rule (JAX's custom_lin neither): it is only ever transposed, which calls the backward
-// function.
+// function. A trace-level primitive: the JVP trace stages it, and its rules need no family.
 #pragma once
 
 #include <string>
@@ -10,7 +10,7 @@
 
 #include "tessera/primitive.h"
 
-namespace tessera::prims {
+namespace tessera::trace {
 
 extern Primitive custom_lin;
 
@@ -28,4 +28,7 @@ struct CustomLinParam final : OpaqueParam {
 Params custom_lin_params(std::shared_ptr<const CustomLinParam> p);
 const CustomLinParam& custom_lin_param(const Params& params);
 
-}  // namespace tessera::prims
+// Defines custom_lin's rules and registers it (register_all calls it).
+void register_custom_lin();
+
+}  // namespace tessera::trace
