@@ -6,6 +6,7 @@
 #include "tessera/lax.h"
 #include "tessera/transforms_flat.h"
 #include "trace/backward_pass.h"
+#include "trace/jaxpr_transforms.h"
 #include "trace/jvp_trace.h"
 
 namespace tessera::flat {
@@ -56,25 +57,12 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(const Fun& f, std::span<co
                                           std::to_string(tangents.size()) +
                                           " tangents; pass one tangent per primal"));
   check_defined("jvp", primals, "primal");
-  auto jt = std::make_shared<JVPTrace>(current_trace(), nullptr);
-  TraceLifetime life(jt.get());
-  std::vector<Array> xs;
-  for (size_t i = 0; i < primals.size(); ++i) {
-    check_tangent("jvp", i, primals[i], tangents[i]);
-    bool zero = !tangents[i].defined() || tangents[i].dtype() == DType::kFloat0;
-    xs.push_back(zero ? primals[i] : jt->make(primals[i], tangents[i]));
-  }
-  std::vector<Array> outs;
-  {
-    TraceScope scope(jt.get());
-    outs = f(xs);
-  }
-  std::vector<Array> po, to;
-  for (const Array& o : outs) {
-    auto [p, t] = jt->split(o, "jvp");
-    to.push_back(t.defined() ? t : zero_tangent(p.aval()));
-    po.push_back(std::move(p));
-  }
+  for (size_t i = 0; i < primals.size(); ++i) check_tangent("jvp", i, primals[i], tangents[i]);
+  // The JVP with symbolic zeros (the interpreter layer's), then every output tangent
+  // instantiated (float0 zeros for integer/bool outputs).
+  auto [po, to] = trace::jvp_fun(f, primals, tangents);
+  for (size_t i = 0; i < po.size(); ++i)
+    if (!to[i].defined()) to[i] = zero_tangent(po[i].aval());
   return {std::move(po), std::move(to)};
 }
 
