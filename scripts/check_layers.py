@@ -24,7 +24,7 @@ RULES = [
     (r"src/io/", "libraries"),
     (r"include/tessera/(transforms[a-z_]*|checkpoint|custom_derivatives[a-z_]*|"
      r"control_flow[a-z_]*|lax_cond|lax_scan|lax_assoc_scan)\.h$", "transforms"),
-    (r"src/api/lax_(cond|scan|assoc_scan)\.cpp$", "transforms"),
+    (r"src/api/(lax_(cond|scan|assoc_scan)|loop_carry)\.cpp$", "transforms"),
     (r"src/transforms/", "transforms"),
     (r"src/prims/", "prims"),
     (r"include/tessera/lax\.h$", "lax"),

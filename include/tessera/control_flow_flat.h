@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -20,15 +21,41 @@
 
 namespace tessera::flat {
 
+// ---- loop carries: the one place their types are decided ----
+// scan, while_loop and fori_loop call these, and so does the Python package (it only adds the
+// pytree structure checks and names the components by key path).
+//
+// JAX's weak-type rule for loop carries (_promote_weak_typed_inputs): a weakly typed initial
+// carry (a C++/Python scalar) whose body output has another type, or the same type strongly,
+// takes the strong type result_type(init, output); the body is then staged again. nullopt: the
+// carry keeps its type.
+std::optional<DType> promoted_carry_dtype(const Aval& init, const Aval& body_out);
+// A weakly typed body output for a strongly typed carry of its shape and dtype is made strong
+// (the carry keeps its input's type; the comparison of types ignores weak types, as JAX's
+// typematch).
+bool carry_output_made_strong(const Aval& init, const Aval& body_out);
+// How one carry component's output type differs from its input type.
+struct CarryMismatch {
+  size_t index = 0;    // the carry leaf
+  bool dtype = false;  // the dtypes differ
+  bool shape = false;  // the shapes differ
+};
+// The mismatching components of equally long carry lists, in order (empty: the types agree).
+std::vector<CarryMismatch> carry_mismatches(std::span<const Aval> in, std::span<const Aval> out);
+// Raises the carry type error in the caller's words (it must throw); called with the input and
+// output carry types and their mismatches. Unset: the core's TypeError, naming carry[k].
+using CarryTypeError = std::function<void(std::span<const Aval> in, std::span<const Aval> out,
+                                          std::span<const CarryMismatch> mismatches)>;
+
 // lax.cond: pred is a scalar bool (or a number, compared with zero).
 std::vector<Array> cond(const Array& pred, const Fun& true_fun, const Fun& false_fun,
                         std::span<const Array> operands);
 // lax.switch: index is an integer scalar, clamped into [0, branches.size() - 1].
 std::vector<Array> switch_(const Array& index, std::span<const Fun> branches,
                            std::span<const Array> operands);
-// lax.while_loop.
-std::vector<Array> while_loop(const Fun& cond_fun, const Fun& body_fun,
-                              std::span<const Array> init);
+// lax.while_loop. on_carry_type_error replaces the core's body type error when given.
+std::vector<Array> while_loop(const Fun& cond_fun, const Fun& body_fun, std::span<const Array> init,
+                              const CarryTypeError& on_carry_type_error = {});
 // lax.fori_loop: a scan when both bounds are concrete (reverse mode works), a while_loop
 // otherwise. unroll is passed to the scan.
 std::vector<Array> fori_loop(const Array& lower, const Array& upper, const Fun& body,
@@ -38,6 +65,7 @@ struct ScanOptions {
   std::optional<int64_t> length;  // required when there are no xs
   bool reverse = false;
   int64_t unroll = 1;  // a positive step count, or 0 meaning full unroll (JAX's unroll=True)
+  CarryTypeError on_carry_type_error = {};  // replaces the core's carry type error when set
 };
 struct ScanResult {
   std::vector<Array> carry;

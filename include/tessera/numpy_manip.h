@@ -62,14 +62,22 @@ Array rot90(const Array& x, int64_t k = 1, std::pair<int64_t, int64_t> axes = {0
 // ---- padding ----
 // pad_width: one (before, after) pair per axis, or one pair for all axes.
 // mode: "constant" (constant_values), "edge", "reflect", "symmetric", "wrap", "linear_ramp"
-// (end_values), "maximum", "minimum", "mean" (over the whole axis), "empty" (zeros).
+// (end_values), "maximum", "minimum", "mean" (stat_length), "empty" (zeros).
+// NumPy's per-side arguments: constant_values, end_values and stat_length may differ per axis
+// and side — one (before, after) pair per axis, or one pair for all axes; they override the
+// single constant_value / end_value when not empty. stat_length: maximum/minimum/mean over at
+// most that many values at each end of the axis (default: the whole axis).
+using PadWidth = std::vector<std::pair<int64_t, int64_t>>;
+using PadValues = std::vector<std::pair<double, double>>;
 struct PadOptions {
   std::string mode = "constant";
   double constant_value = 0.0;
   double end_value = 0.0;
   std::string reflect_type = "even";  // "odd" for reflect/symmetric's odd extension
+  PadValues constant_values = {};
+  PadValues end_values = {};
+  std::optional<PadWidth> stat_length = std::nullopt;
 };
-using PadWidth = std::vector<std::pair<int64_t, int64_t>>;
 Array pad(const Array& x, const PadWidth& pad_width, const PadOptions& options = {});
 Array pad(const Array& x, int64_t pad_width, const PadOptions& options = {});
 

@@ -14,9 +14,8 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::config::flags();
   tessera::register_all();
   tessera::python::bind_array(m);
-  tessera::python::bind_ops(m);
-  tessera::python::bind_numpy_ext(m);
-  tessera::python::bind_lax_ext(m);
+  tessera::python::bind_numpy(m);
+  tessera::python::bind_lax(m);
   tessera::python::bind_cumulative(m);
   tessera::python::bind_transforms(m);
   tessera::python::bind_custom(m);

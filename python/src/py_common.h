@@ -28,6 +28,12 @@ py::dtype numpy_dtype(DType d);
 // dtype, copied otherwise (aliasing writeable memory would let NumPy mutate an immutable Array).
 Array to_array(py::handle h, std::optional<DType> dtype = std::nullopt);
 std::vector<Array> to_arrays(const py::sequence& s);
+// The arrays of any iterable of array-likes (to_array of each).
+inline std::vector<Array> arrays_of(py::handle xs) {
+  std::vector<Array> out;
+  for (py::handle h : xs) out.push_back(to_array(h));
+  return out;
+}
 
 // A read-only NumPy view of a concrete array (bfloat16: a float32 copy; float0: bool zeros).
 py::array to_numpy(const Array& a);
@@ -118,19 +124,19 @@ void def_fn(py::module_& m, const char* name, R (*f)(A...)) {
 void bind_errors(py::module_& m);
 void bind_array(py::module_& m);
 void bind_dlpack(py::module_& m, py::class_<Array>& cls);
-void bind_ops(py::module_& m);
+void bind_numpy(py::module_& m);              // the numpy submodule (py_numpy*.cpp)
+void bind_lax(py::module_& m);                // the lax submodule (py_lax.cpp)
+void bind_numpy_manip(py::module_& np);       // py_numpy_manip.cpp, called by bind_numpy
+void bind_numpy_reductions(py::module_& np);  // py_numpy_reductions.cpp, called by bind_numpy
 void bind_transforms(py::module_& m);
 // custom_jvp_call / custom_vjp_call over Python rules (py_custom.cpp).
 void bind_custom(py::module_& m);
 void bind_callbacks(py::module_& m);     // debug/pure/io callbacks (py_callbacks.cpp)
 void bind_checkpoint(py::module_& m);    // jax.checkpoint and its policies (py_checkpoint.cpp)
 void bind_control_flow(py::module_& m);  // lax control flow (py_control_flow.cpp)
-// Extend the `numpy` and `lax` submodules that bind_ops created (call after it).
-void bind_numpy_ext(py::module_& m);
-void bind_lax_ext(py::module_& m);
-void bind_cumulative(py::module_& m);  // lax.associative_scan, cumulative ops (py_cumulative.cpp)
-void bind_devices(py::module_& m);     // memory_stats, set_memory_limit (py_devices.cpp)
-void bind_tree(py::module_& m);        // pytrees on the C++ TreeDef (py_tree.cpp)
-void bind_config(py::module_& m);      // jax.config over the flag registry (py_config.cpp)
+void bind_cumulative(py::module_& m);    // lax.associative_scan, cumulative ops (py_cumulative.cpp)
+void bind_devices(py::module_& m);       // memory_stats, set_memory_limit (py_devices.cpp)
+void bind_tree(py::module_& m);          // pytrees on the C++ TreeDef (py_tree.cpp)
+void bind_config(py::module_& m);        // jax.config over the flag registry (py_config.cpp)
 
 }  // namespace tessera::python

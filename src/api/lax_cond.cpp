@@ -1,6 +1,7 @@
 // flat::cond, flat::switch_ and flat::while_loop (tessera/control_flow_flat.h): JAX's argument
 // checks and messages, then the functions staged into const-free jaxprs (closure constants
 // hoisted to leading operands) and one cond / while primitive bound on them.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,30 +92,34 @@ std::vector<Array> switch_(const Array& index, std::span<const Fun> branches,
   return bind_cond(i, sb, operands);
 }
 
-std::vector<Array> while_loop(const Fun& cond_fun, const Fun& body_fun,
-                              std::span<const Array> init) {
+std::vector<Array> while_loop(const Fun& cond_fun, const Fun& body_fun, std::span<const Array> init,
+                              const CarryTypeError& on_carry_type_error) {
   std::vector<Array> carry(init.begin(), init.end());
   std::vector<Aval> avals = avals_of(carry);
+  // The body as staged: a weak output for a strong carry of its type is made strong.
+  Fun body = [&body_fun, &avals](std::span<const Array> v) {
+    std::vector<Array> out = body_fun(v);
+    for (size_t k = 0; k < avals.size() && k < out.size(); ++k)
+      if (out[k].defined() && carry_output_made_strong(avals[k], out[k].aval()))
+        out[k] = lax::convert_element_type(out[k], out[k].dtype());
+    return out;
+  };
   trace::Staged sc, sb;
-  // JAX's _promote_weak_typed_inputs: a weakly typed initial value takes the type the body
-  // returns for it (while_loop(c, lambda x: x + 1.5, 0) loops on float32), and the functions
-  // are staged again.
+  // JAX's _promote_weak_typed_inputs (promoted_carry_dtype): a weakly typed initial value takes
+  // the type the body returns for it (while_loop(c, lambda x: x + 1.5, 0) loops on float32),
+  // and the functions are staged once more.
   for (int attempt = 0;; ++attempt) {
     sc = trace::stage(cond_fun, avals);
-    sb = trace::stage(body_fun, avals);
+    sb = trace::stage(body, avals);
     std::vector<Aval> outs = trace::out_avals(*sb.jaxpr);
-    if (outs.size() != avals.size() || attempt > 2) break;
+    if (outs.size() != avals.size() || attempt > 0) break;
     bool changed = false;
     for (size_t i = 0; i < avals.size(); ++i) {
-      const Aval& o = outs[i];
-      if (!avals[i].weak_type || o.shape != avals[i].shape) continue;
-      if (o.dtype == avals[i].dtype && o.weak_type) continue;
-      TypedDType t = result_type({avals[i].typed(), o.typed()});
-      if (t.dtype == avals[i].dtype && t.weak == avals[i].weak_type) continue;
-      carry[i] = bind1(prims::convert_element_type, {carry[i]},
-                       Params{{"new_dtype", t.dtype}, {"weak_type", t.weak}});
-      avals[i] = carry[i].aval();
-      changed = true;
+      if (std::optional<DType> d = promoted_carry_dtype(avals[i], outs[i])) {
+        carry[i] = lax::convert_element_type(carry[i], *d);
+        avals[i] = carry[i].aval();
+        changed = true;
+      }
     }
     if (!changed) break;
   }
@@ -123,8 +128,12 @@ std::vector<Array> while_loop(const Fun& cond_fun, const Fun& body_fun,
     throw TypeError(
         op_message("while_loop", "cond_fun must return a boolean scalar, but got output type(s) " +
                                      prims::shaped_array_list_str(cond_out) + "."));
-  prims::check_same_types("while_loop", "body_fun output and input", trace::out_avals(*sb.jaxpr),
-                          avals);
+  const std::vector<Aval> body_out = trace::out_avals(*sb.jaxpr);
+  if (on_carry_type_error && body_out.size() == avals.size()) {
+    const std::vector<CarryMismatch> diffs = carry_mismatches(avals, body_out);
+    if (!diffs.empty()) on_carry_type_error(avals, body_out, diffs);
+  }
+  prims::check_same_types("while_loop", "body_fun output and input", body_out, avals);
   // Operands [cond consts, body consts, init]: each function's closure constants hoisted.
   std::vector<Array> ops = sc.consts;
   ops.insert(ops.end(), sb.consts.begin(), sb.consts.end());

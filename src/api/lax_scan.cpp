@@ -1,6 +1,7 @@
 // flat::scan, flat::fori_loop and flat::map (tessera/control_flow_flat.h) over the scan
 // primitive (prims/scan.h).
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "prims/scan.h"
@@ -14,7 +15,29 @@ namespace tessera::flat {
 
 namespace {
 
-bool same_type(const Aval& a, const Aval& b) { return a.shape == b.shape && a.dtype == b.dtype; }
+// JAX's _check_carry_type text over flat carries (components named carry[k]).
+std::string carry_type_message(std::span<const Aval> in, std::span<const Aval> out,
+                               std::span<const CarryMismatch> diffs) {
+  std::string msg =
+      "scan body function carry input and carry output must have equal types (e.g. shapes and "
+      "dtypes of arrays), but they differ:\n\n";
+  for (size_t i = 0; i < diffs.size(); ++i) {
+    const CarryMismatch& m = diffs[i];
+    std::string d = std::string(diffs.size() == 1 ? "The" : "the") +
+                    " input carry component carry[" + std::to_string(m.index) + "] has type " +
+                    in[m.index].str() + " but the corresponding output carry component has type " +
+                    out[m.index].str() + ", so " + (m.dtype ? "the dtypes do not match" : "") +
+                    (m.dtype && m.shape ? " and also " : "") +
+                    (m.shape ? "the shapes do not match" : "");
+    if (diffs.size() == 1)
+      msg += d + ".\n";
+    else
+      msg += "  * " + d + (i + 1 == diffs.size() ? ".\n" : ";\n");
+  }
+  return msg +
+         "\nRevise the function so that all output types (e.g. shapes and dtypes) match the "
+         "corresponding input types.";
+}
 
 std::string join_sizes(std::span<const Array> xs, const char* sep) {
   std::string s;
@@ -84,10 +107,18 @@ ScanResult scan(const Fun& f, std::span<const Array> init_in, std::span<const Ar
     a.shape.erase(a.shape.begin());
     x_avals.push_back(std::move(a));
   }
+  // The body as staged: a weak output for a strong carry of its type is made strong.
+  Fun body = [&f, &init, ncar](std::span<const Array> v) {
+    std::vector<Array> out = f(v);
+    for (size_t k = 0; k < ncar && k < out.size(); ++k)
+      if (out[k].defined() && carry_output_made_strong(init[k].aval(), out[k].aval()))
+        out[k] = lax::convert_element_type(out[k], out[k].dtype());
+    return out;
+  };
   auto stage_body = [&] {
     std::vector<Aval> in = avals_of(init);
     in.insert(in.end(), x_avals.begin(), x_avals.end());
-    trace::Staged st = trace::stage(f, in);
+    trace::Staged st = trace::stage(body, in);
     if (st.jaxpr->outvars.size() < ncar)
       throw TypeError(op_message("scan", "the scan body function returned " +
                                              std::to_string(st.jaxpr->outvars.size()) +
@@ -95,32 +126,30 @@ ScanResult scan(const Fun& f, std::span<const Array> init_in, std::span<const Ar
                                              " carry components it must return first"));
     return st;
   };
+  auto carry_out = [&](const trace::Staged& st) {
+    std::vector<Aval> out;
+    for (size_t k = 0; k < ncar; ++k) out.push_back(atom_aval(st.jaxpr->outvars[k]));
+    return out;
+  };
   trace::Staged st = stage_body();
-  // JAX's weak-type promotion: a weakly typed initial carry (a Python/C++ scalar) whose body
-  // output has another dtype or a strong type takes the output's dtype, and the body is
-  // staged again.
+  // JAX's weak-type promotion (promoted_carry_dtype), then the body is staged again.
   bool restage = false;
+  std::vector<Aval> outs = carry_out(st);
   for (size_t k = 0; k < ncar; ++k) {
-    const Aval& in = init[k].aval();
-    const Aval& out = atom_aval(st.jaxpr->outvars[k]);
-    if (in.weak_type && in.shape == out.shape && (in.dtype != out.dtype || !out.weak_type)) {
-      init[k] = lax::convert_element_type(init[k], out.dtype);
+    if (std::optional<DType> d = promoted_carry_dtype(init[k].aval(), outs[k])) {
+      init[k] = lax::convert_element_type(init[k], *d);
       restage = true;
     }
   }
-  if (restage) st = stage_body();
-  for (size_t k = 0; k < ncar; ++k) {
-    const Aval& in = st.jaxpr->invars[st.consts.size() + k].aval();
-    const Aval& out = atom_aval(st.jaxpr->outvars[k]);
-    if (!same_type(in, out))
-      throw TypeError(op_message(
-          "scan",
-          "scan body function carry input and carry output must have equal types (e.g. shapes "
-          "and dtypes of arrays), but they differ: the input carry component carry[" +
-              std::to_string(k) + "] has type " + in.str() +
-              " but the corresponding output carry component has type " + out.str() +
-              (in.shape != out.shape ? ", so the shapes do not match"
-                                     : ", so the dtypes do not match")));
+  if (restage) {
+    st = stage_body();
+    outs = carry_out(st);
+  }
+  const std::vector<Aval> ins = avals_of(init);
+  const std::vector<CarryMismatch> diffs = carry_mismatches(ins, outs);
+  if (!diffs.empty()) {
+    if (options.on_carry_type_error) options.on_carry_type_error(ins, outs, diffs);
+    throw TypeError(op_message("scan", carry_type_message(ins, outs, diffs)));
   }
   prims::ScanParams sp;
   sp.jaxpr = st.jaxpr;
@@ -132,10 +161,10 @@ ScanResult scan(const Fun& f, std::span<const Array> init_in, std::span<const Ar
   std::vector<Array> operands = st.consts;
   operands.insert(operands.end(), init.begin(), init.end());
   operands.insert(operands.end(), xs.begin(), xs.end());
-  std::vector<Array> outs = prims::bind_scan(sp, operands);
+  std::vector<Array> results = prims::bind_scan(sp, operands);
   ScanResult r;
-  r.carry.assign(outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(ncar));
-  r.ys.assign(outs.begin() + static_cast<std::ptrdiff_t>(ncar), outs.end());
+  r.carry.assign(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(ncar));
+  r.ys.assign(results.begin() + static_cast<std::ptrdiff_t>(ncar), results.end());
   return r;
 }
 

@@ -1,10 +1,15 @@
-// tessera::numpy.pad and its modes (numpy_manip.h). Constant padding is one lax.pad; the other
-// modes build each axis's borders from slices of the (already partly padded) array and join them
-// with one concatenate per axis, extending several times where the border is wider than the
-// array, as NumPy's iterative definition does.
+// tessera::numpy.pad and its modes (numpy_manip.h). Constant padding is one lax.pad (one per axis
+// and side when the values differ: later axes cover the corners, as NumPy); the other modes build
+// each axis's borders from slices of the (already partly padded) array and join them with one
+// concatenate per axis, extending several times where the border is wider than the array, as
+// NumPy's iterative definition does. Per-side values (constant_values, end_values, stat_length)
+// are NumPy's: one pair per axis or one for all.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "api/numpy_internal.h"
 #include "tessera/lax.h"
@@ -56,7 +61,44 @@ Array mirror_once(const Array& x, int64_t before, int64_t after, int64_t ax, boo
   return join(b, x, a, ax);
 }
 
-Array pad_axis(const Array& x, int64_t before, int64_t after, int64_t ax, const PadOptions& o) {
+// A per-side argument as one (before, after) pair per axis: `all` on every side when v is empty.
+template <class T>
+std::vector<std::pair<T, T>> per_axis(const std::vector<std::pair<T, T>>& v, T all, int64_t ndim,
+                                      const char* name) {
+  const size_t n = static_cast<size_t>(ndim);
+  if (v.empty()) return std::vector<std::pair<T, T>>(n, {all, all});
+  if (v.size() == 1) return std::vector<std::pair<T, T>>(n, v[0]);
+  if (v.size() != n)
+    throw ValueError(op_message("pad", std::string(name) + " has " + std::to_string(v.size()) +
+                                           " (before, after) pairs for an array of " +
+                                           std::to_string(ndim) +
+                                           " axes; give one pair per axis or one for all"));
+  return v;
+}
+
+// The statistic of `mode` over region along ax, kept as a size-1 axis, in x's dtype.
+Array stat_of(const Array& region, int64_t ax, const std::string& mode, DType dtype) {
+  Array stat;
+  if (mode == "maximum") {
+    stat = lax::reduce_max(region, {ax});
+  } else if (mode == "minimum") {
+    stat = lax::reduce_min(region, {ax});
+  } else {
+    stat = mean(region, ax);
+    if (!is_floating(dtype)) stat = lax::round(stat, lax::RoundingMethod::kToNearestEven);
+    stat = lax::convert_element_type(stat, dtype);
+  }
+  return lax::expand_dims(stat, {ax});
+}
+
+struct AxisPad {
+  int64_t before = 0, after = 0;
+  std::pair<double, double> ends{0.0, 0.0};         // linear_ramp's end values
+  std::optional<std::pair<int64_t, int64_t>> stat;  // stat_length, when given
+};
+
+Array pad_axis(const Array& x, const AxisPad& p, int64_t ax, const PadOptions& o) {
+  const int64_t before = p.before, after = p.after;
   const std::string& mode = o.mode;
   const int64_t n = x.shape()[ax];
   if (before == 0 && after == 0) return x;
@@ -110,7 +152,7 @@ Array pad_axis(const Array& x, int64_t before, int64_t after, int64_t ax, const 
       throw ValueError(op_message(
           "pad", "can't extend an empty axis " + std::to_string(ax) + " using mode 'linear_ramp'"));
     const DType comp = is_floating(x.dtype()) ? x.dtype() : to_inexact(x.dtype());
-    auto ramp = [&](int64_t w, const Array& edge, bool rising) -> Array {
+    auto ramp = [&](int64_t w, const Array& edge, bool rising, double end_value) -> Array {
       if (w == 0) return Array();
       // NumPy: linspace(end_value, edge, w, endpoint=False), reversed on the after side.
       Shape s = edge.shape();
@@ -119,31 +161,34 @@ Array pad_axis(const Array& x, int64_t before, int64_t after, int64_t ax, const 
           lax::div(lax::broadcasted_iota(comp, s, ax), numpy::scalar(static_cast<double>(w), comp));
       if (!rising) t = lax::rev(t, {ax});
       const Array e = bcast_along(lax::convert_element_type(edge, comp), w, ax);
-      const Array end = numpy::scalar(o.end_value, comp);
+      const Array end = numpy::scalar(end_value, comp);
       Array v = lax::add(end, lax::mul(t, lax::sub(e, end)));
       // jnp builds the ramp with linspace, which floors for integer dtypes.
       if (is_integer(x.dtype())) v = lax::floor(v);
       return lax::convert_element_type(v, x.dtype());
     };
-    return join(ramp(before, lax::slice_in_dim(x, 0, 1, 1, ax), true), x,
-                ramp(after, lax::slice_in_dim(x, n - 1, n, 1, ax), false), ax);
+    return join(ramp(before, lax::slice_in_dim(x, 0, 1, 1, ax), true, p.ends.first), x,
+                ramp(after, lax::slice_in_dim(x, n - 1, n, 1, ax), false, p.ends.second), ax);
   }
   if (mode == "maximum" || mode == "minimum" || mode == "mean") {
     if (n == 0)
       throw ValueError(op_message("pad", "can't extend an empty axis " + std::to_string(ax) +
                                              " using mode '" + mode + "'"));
-    Array stat;
-    if (mode == "maximum") {
-      stat = lax::reduce_max(x, {ax});
-    } else if (mode == "minimum") {
-      stat = lax::reduce_min(x, {ax});
-    } else {
-      stat = mean(x, ax);
-      if (!is_floating(x.dtype())) stat = lax::round(stat, lax::RoundingMethod::kToNearestEven);
-      stat = lax::convert_element_type(stat, x.dtype());
+    if (!p.stat) {
+      const Array stat = stat_of(x, ax, mode, x.dtype());
+      return join(bcast_along(stat, before, ax), x, bcast_along(stat, after, ax), ax);
     }
-    stat = lax::expand_dims(stat, {ax});
-    return join(bcast_along(stat, before, ax), x, bcast_along(stat, after, ax), ax);
+    // NumPy's stat_length: the statistic of at most that many values at each end.
+    auto side = [&](int64_t w, int64_t len, bool at_start) -> Array {
+      if (w == 0) return Array();
+      const int64_t k = std::min(len, n);
+      if (k == 0)
+        throw ValueError(op_message("pad", "stat_length of 0 yields no value for padding"));
+      Array region =
+          at_start ? lax::slice_in_dim(x, 0, k, 1, ax) : lax::slice_in_dim(x, n - k, n, 1, ax);
+      return bcast_along(stat_of(region, ax, mode, x.dtype()), w, ax);
+    };
+    return join(side(before, p.stat->first, true), x, side(after, p.stat->second, false), ax);
   }
   throw ValueError(op_message(
       "pad", "unimplemented padding mode '" + mode +
@@ -166,15 +211,45 @@ Array pad(const Array& x, const PadWidth& pad_width_in, const PadOptions& o) {
   for (const auto& [b, a] : pw)
     if (b < 0 || a < 0)
       throw ValueError(op_message(op, "index can't contain negative values (pad_width)"));
+  const int64_t nd = x.ndim();
   if (o.mode == "constant" || o.mode == "empty") {
-    std::vector<lax::PadConfig> cfg;
-    for (const auto& [b, a] : pw) cfg.push_back({b, a, 0});
-    const double v = o.mode == "empty" ? 0.0 : o.constant_value;
-    Array pv = numpy::scalar(v, x.dtype());
-    return lax::pad(x, pv, cfg);
+    const PadValues cv = o.mode == "empty"
+                             ? PadValues(static_cast<size_t>(nd), {0.0, 0.0})
+                             : per_axis(o.constant_values, o.constant_value, nd, "constant_values");
+    bool uniform = true;
+    for (const auto& [b, a] : cv) uniform = uniform && b == cv[0].first && a == cv[0].first;
+    if (uniform || nd == 0) {
+      std::vector<lax::PadConfig> cfg;
+      for (const auto& [b, a] : pw) cfg.push_back({b, a, 0});
+      return lax::pad(x, numpy::scalar(nd ? cv[0].first : o.constant_value, x.dtype()), cfg);
+    }
+    Array r = x;
+    for (int64_t ax = 0; ax < nd; ++ax) {
+      for (int side = 0; side < 2; ++side) {
+        const int64_t w = side == 0 ? pw[ax].first : pw[ax].second;
+        if (w == 0) continue;
+        std::vector<lax::PadConfig> cfg(static_cast<size_t>(nd), {0, 0, 0});
+        (side == 0 ? cfg[ax].low : cfg[ax].high) = w;
+        const double v = side == 0 ? cv[ax].first : cv[ax].second;
+        r = lax::pad(r, numpy::scalar(v, x.dtype()), cfg);
+      }
+    }
+    return r;
+  }
+  const PadValues ends = per_axis(o.end_values, o.end_value, nd, "end_values");
+  PadWidth stat;
+  if (o.stat_length) {
+    stat = per_axis<int64_t>(*o.stat_length, 0, nd, "stat_length");
+    for (const auto& [b, a] : stat)
+      if (b < 0 || a < 0)
+        throw ValueError(op_message(op, "index can't contain negative values (stat_length)"));
   }
   Array r = x;
-  for (int64_t ax = 0; ax < x.ndim(); ++ax) r = pad_axis(r, pw[ax].first, pw[ax].second, ax, o);
+  for (int64_t ax = 0; ax < nd; ++ax) {
+    AxisPad p{pw[ax].first, pw[ax].second, ends[ax], std::nullopt};
+    if (o.stat_length) p.stat = stat[ax];
+    r = pad_axis(r, p, ax, o);
+  }
   return r;
 }
 

@@ -263,6 +263,95 @@ TEST(NumpyManip, PadModes) {
   b.run();
 }
 
+// NumPy's per-side arguments: constant_values / end_values / stat_length different per axis and
+// side (later axes cover the corners), a single pair for all axes, stat_length longer than the
+// axis and of 1.
+TEST(NumpyManip, PadPerSideValues) {
+  TESSERA_REQUIRE_ORACLE();
+  OracleBatch b("np.manip pad per side");
+  for (DType d : {DType::kFloat32, DType::kInt32}) {
+    for (Shape s : {Shape{4}, Shape{3, 5}, Shape{2, 3, 4}}) {
+      Array x = oracle_array(
+          s, d, ValueOpts{.nan_inf = false, .extremes = false, .int_full_range = false});
+      const size_t nd = s.size();
+      tnp::PadWidth pw;
+      std::string pws = "[";
+      for (size_t ax = 0; ax < nd; ++ax) {
+        pw.push_back({static_cast<int64_t>(ax + 1), static_cast<int64_t>(3 - ax % 3)});
+        pws += std::string(ax ? ", " : "") + "[" + std::to_string(ax + 1) + ", " +
+               std::to_string(3 - ax % 3) + "]";
+      }
+      pws += "]";
+      auto pairs = [&](auto value) {
+        std::string t = "[";
+        for (size_t ax = 0; ax < nd; ++ax)
+          t += std::string(ax ? ", " : "") + "[" + std::to_string(value(ax, 0)) + ", " +
+               std::to_string(value(ax, 1)) + "]";
+        return t + "]";
+      };
+      const bool fl = d == DType::kFloat32;
+      {  // constant, per axis and side
+        tnp::PadOptions o;
+        for (size_t ax = 0; ax < nd; ++ax)
+          o.constant_values.push_back(
+              {-1.0 - static_cast<double>(ax), 5.0 + static_cast<double>(ax)});
+        std::string kw =
+            "{\"pad_width\": " + pws + ", \"mode\": \"constant\", \"constant_values\": " +
+            pairs([](size_t ax, int side) { return side ? 5 + int(ax) : -1 - int(ax); }) + "}";
+        b.add("pad_constant_per_side", "np.manip", params("pad", kw, false, {}, fl), {x},
+              [&, pw, o] { return tnp::pad(x, pw, o); });
+        tnp::PadOptions one;
+        one.constant_values = {{7.0, -2.0}};
+        std::string kw1 =
+            "{\"pad_width\": " + pws + ", \"mode\": \"constant\", \"constant_values\": [[7, -2]]}";
+        b.add("pad_constant_one_pair", "np.manip", params("pad", kw1, false, {}, fl), {x},
+              [&, pw, one] { return tnp::pad(x, pw, one); });
+      }
+      if (fl) {  // linear_ramp, per axis and side
+        tnp::PadOptions o;
+        o.mode = "linear_ramp";
+        for (size_t ax = 0; ax < nd; ++ax)
+          o.end_values.push_back({2.0 * static_cast<double>(ax), -3.0});
+        std::string kw = "{\"pad_width\": " + pws +
+                         ", \"mode\": \"linear_ramp\", \"end_values\": " +
+                         pairs([](size_t ax, int side) { return side ? -3 : 2 * int(ax); }) + "}";
+        b.add("pad_linear_ramp_per_side", "np.manip", params("pad", kw, false, {}, fl), {x},
+              [&, pw, o] { return tnp::pad(x, pw, o); });
+      }
+      for (std::string mode : {"maximum", "minimum", "mean"}) {
+        if (mode == "mean" && !fl) continue;
+        for (int variant = 0; variant < 2; ++variant) {
+          tnp::PadOptions o;
+          o.mode = mode;
+          o.stat_length = tnp::PadWidth{};
+          for (size_t ax = 0; ax < nd; ++ax)
+            o.stat_length->push_back(variant ? std::pair<int64_t, int64_t>{1, 9}
+                                             : std::pair<int64_t, int64_t>{2, int64_t(ax) + 1});
+          std::string kw = "{\"pad_width\": " + pws + ", \"mode\": \"" + mode +
+                           "\", \"stat_length\": " + pairs([variant](size_t ax, int side) {
+                             return variant ? (side ? 9 : 1) : (side ? int(ax) + 1 : 2);
+                           }) +
+                           "}";
+          b.add("pad_" + mode + "_stat_length", "np.manip", params("pad", kw, false, {}, fl), {x},
+                [&, pw, o] { return tnp::pad(x, pw, o); });
+        }
+      }
+    }
+  }
+  b.run();
+  Array x = tnp::ones({3, 4});
+  tnp::PadOptions bad;
+  bad.constant_values = {{1, 2}, {3, 4}, {5, 6}};
+  EXPECT_ERROR(ValueError, tnp::pad(x, 1, bad),
+               "constant_values has 3 (before, after) pairs for an array of 2 axes");
+  tnp::PadOptions zero;
+  zero.mode = "maximum";
+  zero.stat_length = tnp::PadWidth{{0, 1}};
+  EXPECT_ERROR(ValueError, tnp::pad(x, 1, zero), "stat_length of 0 yields no value for padding");
+  zero.stat_length = tnp::PadWidth{{-1, 1}};
+  EXPECT_ERROR(ValueError, tnp::pad(x, 1, zero), "index can't contain negative values");
+}
+
 // einsum, tensordot, outer, inner, vdot, kron: float32 values computed in float64 by NumPy.
 TEST(NumpyManip, Products) {
   TESSERA_REQUIRE_ORACLE();

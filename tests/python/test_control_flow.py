@@ -569,6 +569,39 @@ def test_weak_typed_python_scalar_carries_are_promoted(rng):
     assert c.dtype == np.float32
 
 
+def test_carry_types_are_the_cores_decision(rng):
+    """The core promotes weak carries (tracing the body once more), makes a weak output of a
+    strong carry strong, and reports every mismatching component, named by key path here."""
+    xs = rng.normal(size=5).astype(np.float32)
+    calls = []
+
+    def body(c, x):
+        calls.append(1)
+        return c + x, None
+    c, _ = lax.scan(body, 0, xs)
+    assert len(calls) == 2 and c.dtype == np.float32 and not c.weak_type
+    out = lax.while_loop(lambda c: c < 3, lambda c: c + 1.5, 0)
+    assert out.dtype == np.float32 and not out.weak_type  # JAX converts with weak_type=False
+    c, _ = lax.scan(lambda c, x: (2.5, None), jnp.float32(1), xs)
+    assert not c.weak_type and float(c) == 2.5
+    out = lax.while_loop(lambda c: c < 2, lambda c: 3.0, jnp.float32(1))
+    assert not out.weak_type and float(out) == 3.0
+    with pytest.raises(TypeError) as e:
+        lax.scan(lambda c, x: ({"a": c["a"].astype(jnp.int32), "b": c["b"][None]}, None),
+                 {"a": jnp.zeros(2), "b": jnp.zeros(3)}, xs)
+    msg = str(e.value)
+    assert ("  * the input carry component c['a'] has type float32[2] but the corresponding "
+            "output carry component has type int32[2], so the dtypes do not match;\n"
+            "  * the input carry component c['b'] has type float32[3] but the corresponding "
+            "output carry component has type float32[1,3], so the shapes do not match.\n") in msg
+    with pytest.raises(TypeError, match=re.escape(
+            "body_fun output and input must have identical types, got\n"
+            "('ShapedArray(float32[2])', 'DIFFERENT ShapedArray(int32[]) vs. "
+            "ShapedArray(float32[])').")):  # JAX's text: the tree of _show_diff strings
+        lax.while_loop(lambda c: c[1] < 1, lambda c: (c[0], c[1].astype(jnp.int32)),
+                       (jnp.zeros(2), jnp.float32(0)))
+
+
 def test_fori_loop_bound_dtypes():
     # i is a weakly typed int (JAX's fori_loop with static bounds): it keeps an int16 carry.
     out = lax.fori_loop(0, jnp.int16(5), lambda i, c: (c[0] + 1, c[1] + i), (0, jnp.int16(0)))

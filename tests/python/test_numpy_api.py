@@ -175,6 +175,20 @@ def tol(name, transcendental=False):
     return dict(rtol=0, atol=0)
 
 
+def close(got, expected, name=None, **t):
+    """Values and shape (dtype checked by the caller or by `name`)."""
+    g = to_np(got)
+    exp = np.asarray(expected)
+    assert g.shape == exp.shape, (g.shape, exp.shape)
+    if name is not None:
+        assert str(got.dtype) == name, (got.dtype, name)
+    if g.dtype.kind == "f" or exp.dtype.kind == "f":
+        np.testing.assert_allclose(g.astype(np.float64), exp.astype(np.float64), equal_nan=True,
+                                   **(t or dict(rtol=1e-5, atol=1e-6)))
+    else:
+        np.testing.assert_array_equal(g, exp)
+
+
 def check(got, expected, name, weak, **tolerance):
     assert isinstance(got, tessera.Array), type(got)
     assert str(got.dtype) == name, (got.dtype, name)

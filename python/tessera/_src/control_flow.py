@@ -3,11 +3,12 @@ core (control_flow_flat.h, bound as tessera._tessera.control_flow).
 
 The core stages each function argument into a sub-jaxpr and binds one primitive (cond, while,
 scan), so every transformation sees the structure. This module handles the pytrees (with
-tessera.tree_util), JAX's argument checks and structure/type errors, and JAX's weak-type rule
-for loop carries: a weakly typed initial carry (a Python scalar) whose type the body changes is
-promoted to the body's output type and the body traced again, as JAX does. The checks run inside
-the flat adapters while the core stages the functions, so each function is traced once (twice
-only when a carry is promoted).
+tessera.tree_util), JAX's argument checks and its structure errors. The loop carries' types are
+the core's decision (control_flow_flat.h: JAX's weak-type promotion, which stages a body once
+more, the strong type of a weak output, which components mismatch); this module only words the
+carry type errors with key paths, through the callback the core calls. The structure checks
+run inside the flat adapters while the core stages the functions, so each function is traced
+once (twice only when a carry is promoted).
 """
 import inspect
 import operator
@@ -41,10 +42,14 @@ class _Aval:
 
     __slots__ = ("shape", "dtype", "weak")
 
-    def __init__(self, x):
-        self.shape = tuple(x.shape)
-        self.dtype = x._dtype_name
-        self.weak = bool(x.weak_type)
+    def __init__(self, shape, dtype, weak):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.weak = bool(weak)
+
+    @classmethod
+    def of(cls, x):
+        return cls(x.shape, x._dtype_name, x.weak_type)
 
     def typematch(self, other):  # core.typematch: weak types are ignored
         return self.shape == other.shape and self.dtype == other.dtype
@@ -57,7 +62,7 @@ class _Aval:
 
 
 def _avals(leaves):
-    return [_Aval(x) for x in leaves]
+    return [_Aval.of(x) for x in leaves]
 
 
 class _Retrace(Exception):
@@ -129,9 +134,9 @@ def _join_diffs(diffs):
     return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
 
 
-def _check_carry_type(name, body_fun, in_tree, in_leaves, out_tree, out_leaves):
-    """JAX's scan carry check: structure first, then the types of the leaves."""
-    in_avals, out_avals = _avals(in_leaves), _avals(out_leaves)
+def _carry_component(body_fun):
+    """How JAX's scan errors name a carry component at a key path: by the body's first
+    parameter when it has one."""
     try:
         params = list(inspect.signature(body_fun).parameters)
         carry_name = params[0] if params else None
@@ -145,80 +150,69 @@ def _check_carry_type(name, body_fun, in_tree, in_leaves, out_tree, out_leaves):
     else:
         def component(p):
             return f"the input carry at path {tree_util.keystr(p)}" if p else "the input carry"
+    return component
+
+
+def _check_carry_structure(name, body_fun, in_tree, in_leaves, out_tree, out_leaves):
+    """JAX's scan carry check of the pytree structure (the types are the core's check)."""
+    if in_tree == out_tree:
+        return
+    component = _carry_component(body_fun)
     in_carry = tree_util.tree_unflatten(in_tree, list(in_leaves))
-    if in_tree != out_tree:
-        try:
-            out_carry = tree_util.tree_unflatten(out_tree, list(out_leaves))
-        except Exception:
-            out_carry = None
-        if out_carry is None:
-            differences = (f"the input tree structure is:\n{in_tree}\n"
-                           f"the output tree structure is:\n{out_tree}\n")
-        else:
-            diffs = [f"{component(p)} is a {t1} but the corresponding component of the carry "
-                     f"output is a {t2}, so {why}"
-                     for p, t1, t2, why in _equality_errors((), in_carry, out_carry)]
-            if not diffs:
-                return
-            differences = _join_diffs(diffs)
-        raise TypeError(f"{name} function carry input and carry output must have the same "
-                        f"pytree structure, but they differ:\n\n{differences}\n"
-                        "Revise the function so that the carry output has the same pytree "
-                        "structure as the carry input.")
-    paths = [p for p, _ in tree_util.tree_flatten_with_path(in_carry)[0]]
-    diffs = []
-    for p, a_in, a_out in zip(paths, in_avals, out_avals):
-        if a_in.typematch(a_out):
-            continue
-        dt, sh = a_in.dtype != a_out.dtype, a_in.shape != a_out.shape
-        extra = (", so " * (dt or sh) + "the dtypes do not match" * dt
-                 + " and also " * (dt and sh) + "the shapes do not match" * sh)
-        diffs.append(f"{component(p)} has type {a_in.str_short()} but the corresponding output "
-                     f"carry component has type {a_out.str_short()}{extra}")
-    if diffs:
+    try:
+        out_carry = tree_util.tree_unflatten(out_tree, list(out_leaves))
+    except Exception:
+        out_carry = None
+    if out_carry is None:
+        differences = (f"the input tree structure is:\n{in_tree}\n"
+                       f"the output tree structure is:\n{out_tree}\n")
+    else:
+        diffs = [f"{component(p)} is a {t1} but the corresponding component of the carry "
+                 f"output is a {t2}, so {why}"
+                 for p, t1, t2, why in _equality_errors((), in_carry, out_carry)]
+        if not diffs:
+            return
+        differences = _join_diffs(diffs)
+    raise TypeError(f"{name} function carry input and carry output must have the same "
+                    f"pytree structure, but they differ:\n\n{differences}\n"
+                    "Revise the function so that the carry output has the same pytree "
+                    "structure as the carry input.")
+
+
+def _core_avals(avals):
+    return [_Aval(shape, dtype, weak) for shape, dtype, weak in avals]
+
+
+def _scan_carry_type_error(name, body_fun, in_tree):
+    """The core's carry type error callback for scan: JAX's _check_carry_type text, each
+    mismatching component (decided by the core) named by its key path."""
+    def raise_error(in_avals, out_avals, mismatches):
+        in_avals, out_avals = _core_avals(in_avals), _core_avals(out_avals)
+        component = _carry_component(body_fun)
+        placeholder = tree_util.tree_unflatten(in_tree, list(range(len(in_avals))))
+        paths = [p for p, _ in tree_util.tree_flatten_with_path(placeholder)[0]]
+        diffs = []
+        for k, dt, sh in mismatches:
+            extra = (", so " * (dt or sh) + "the dtypes do not match" * dt
+                     + " and also " * (dt and sh) + "the shapes do not match" * sh)
+            diffs.append(f"{component(paths[k])} has type {in_avals[k].str_short()} but the "
+                         "corresponding output carry component has type "
+                         f"{out_avals[k].str_short()}{extra}")
         raise TypeError(f"{name} function carry input and carry output must have equal types "
                         f"(e.g. shapes and dtypes of arrays), but they differ:\n\n"
                         f"{_join_diffs(diffs)}\nRevise the function so that all output types "
                         "(e.g. shapes and dtypes) match the corresponding input types.")
+    return raise_error
 
 
-# ---------------------------------------------------------------- carries and weak types
-
-def _weak_fix(in_avals, out_avals):
-    """JAX's _promote_weak_typed_inputs: {carry index: output dtype name} for weakly typed
-    inputs whose output type differs (a weak input whose output is strong is made strong too,
-    so the carry's type is the output's as in JAX)."""
-    fix = {}
-    for i, (a, b) in enumerate(zip(in_avals, out_avals)):
-        if a.weak and (not a.typematch(b) or not b.weak):
-            fix[i] = b.dtype
-    return fix
-
-
-def _apply_fix(leaves, fix):
-    out = list(leaves)
-    for i, out_dtype in fix.items():
-        new = _tessera.result_type_name(out[i], out_dtype)
-        out[i] = _convert(out[i], new)
-    return out
-
-
-def _match_weak_out(out_leaves, in_avals):
-    """A weakly typed output of a strongly typed carry becomes strong (the carry keeps the
-    input's type; a typematch ignores weak types)."""
-    return [_convert(x, a.dtype) if (x.weak_type and not a.weak and a.typematch(_Aval(x)))
-            else x for x, a in zip(out_leaves, in_avals)]
-
-
-def _with_promotion(init_flat, run):
-    """run(init_flat, True); when the body asks for promoted weak carries, once more with them
-    promoted and promotion off (outside the handler: errors of the second run do not chain the
-    internal exception)."""
-    try:
-        return run(init_flat, True)
-    except _Retrace as r:
-        fix = r.fix
-    return run(_apply_fix(init_flat, fix), False)
+def _while_carry_type_error(in_tree):
+    """The core's carry type error callback for while_loop: JAX's _check_tree_and_avals text
+    over the carry's pytree."""
+    def raise_error(in_avals, out_avals, mismatches):
+        del mismatches  # every leaf is shown, the mismatching ones marked DIFFERENT
+        _check_tree_and_avals("body_fun output and input", in_tree, _core_avals(out_avals),
+                              in_tree, _core_avals(in_avals))
+    return raise_error
 
 
 # ---------------------------------------------------------------- cond / switch
@@ -349,23 +343,18 @@ def switch(index, branches, *operands, operand=_no_operand_sentinel):
 
 # ---------------------------------------------------------------- while_loop / fori_loop
 
-def _loop_body(body_fun, call_body, init_tree, init_avals, promote):
-    """A flat body: rebuilds the carry, calls call_body(carry_value, extra_leaves), checks the
-    output carry against the input (JAX's while_loop message) and asks for promotion of weakly
-    typed carries (once)."""
+def _loop_body(body_fun, call_body, init_tree):
+    """A flat body: rebuilds the carry, calls call_body(carry_value, extra_leaves) and checks the
+    output carry's structure against the input's (JAX's while_loop message)."""
     def flat(leaves, extra=()):
         carry = tree_util.tree_unflatten(init_tree, list(leaves))
         out = call_body(*extra, carry)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         out_leaves = _ensure_arrays(out_leaves)
-        out_avals = _avals(out_leaves)
-        if promote and out_tree == init_tree and len(out_avals) == len(init_avals):
-            fix = _weak_fix(init_avals, out_avals)
-            if fix:
-                raise _Retrace(fix)
-        _check_tree_and_avals("body_fun output and input", out_tree, out_avals, init_tree,
-                              init_avals)
-        return _match_weak_out(out_leaves, init_avals)
+        if out_tree != init_tree:
+            raise TypeError(f"body_fun output and input must have same type structure, got "
+                            f"{out_tree} and {init_tree}.")
+        return out_leaves
     return flat
 
 
@@ -378,25 +367,20 @@ def while_loop(cond_fun, body_fun, init_val):
     init_flat, init_tree = tree_util.tree_flatten(init_val)
     init_flat = _ensure_arrays(init_flat)
 
-    def run(init_flat, promote):
-        init_avals = _avals(init_flat)
+    def flat_cond(leaves):
+        out = cond_fun(tree_util.tree_unflatten(init_tree, list(leaves)))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        if not tree_util.treedef_is_leaf(out_tree) or len(out_leaves) != 1:
+            raise TypeError("cond_fun must return a boolean scalar, but got pytree "
+                            f"{out_tree}.")
+        p = _ensure_arrays(out_leaves)[0]
+        if p.shape != () or p._dtype_name != "bool":
+            raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
+                            f"{_avals([p])}.")
+        return [p]
 
-        def flat_cond(leaves):
-            out = cond_fun(tree_util.tree_unflatten(init_tree, list(leaves)))
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            if not tree_util.treedef_is_leaf(out_tree) or len(out_leaves) != 1:
-                raise TypeError("cond_fun must return a boolean scalar, but got pytree "
-                                f"{out_tree}.")
-            p = _ensure_arrays(out_leaves)[0]
-            if p.shape != () or p._dtype_name != "bool":
-                raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
-                                f"{_avals([p])}.")
-            return [p]
-
-        flat_body = _loop_body(body_fun, body_fun, init_tree, init_avals, promote)
-        return _cf().while_loop(flat_cond, flat_body, init_flat)
-
-    outs = _with_promotion(init_flat, run)
+    outs = _cf().while_loop(flat_cond, _loop_body(body_fun, body_fun, init_tree), init_flat,
+                            _while_carry_type_error(init_tree))
     return tree_util.tree_unflatten(init_tree, outs)
 
 
@@ -512,33 +496,24 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     nc = len(init_flat)
     store = {}
 
-    def run(init_flat, promote):
-        init_avals = _avals(init_flat)
+    def flat(leaves):
+        leaves = list(leaves)
+        carry = tree_util.tree_unflatten(init_tree, leaves[:nc])
+        x = tree_util.tree_unflatten(xs_tree, leaves[nc:])
+        out = f(carry, x)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            shown = tree_util.tree_map(
+                lambda v: _Aval.of(v if isinstance(v, Array) else _tessera.asarray(v)), out)
+            raise TypeError(f"scan body output must be a pair, got {shown}.")
+        c_leaves, c_tree = tree_util.tree_flatten(out[0])
+        y_leaves, y_tree = tree_util.tree_flatten(out[1])
+        c_leaves, y_leaves = _ensure_arrays(c_leaves), _ensure_arrays(y_leaves)
+        _check_carry_structure("scan body", f, init_tree, leaves[:nc], c_tree, c_leaves)
+        store["y_tree"] = y_tree
+        return c_leaves + y_leaves
 
-        def flat(leaves):
-            leaves = list(leaves)
-            carry = tree_util.tree_unflatten(init_tree, leaves[:nc])
-            x = tree_util.tree_unflatten(xs_tree, leaves[nc:])
-            out = f(carry, x)
-            if not isinstance(out, (tuple, list)) or len(out) != 2:
-                shown = tree_util.tree_map(
-                    lambda v: _Aval(v if isinstance(v, Array) else _tessera.asarray(v)), out)
-                raise TypeError(f"scan body output must be a pair, got {shown}.")
-            c_leaves, c_tree = tree_util.tree_flatten(out[0])
-            y_leaves, y_tree = tree_util.tree_flatten(out[1])
-            c_leaves, y_leaves = _ensure_arrays(c_leaves), _ensure_arrays(y_leaves)
-            c_avals = _avals(c_leaves)
-            if promote and c_tree == init_tree:
-                fix = _weak_fix(init_avals, c_avals)
-                if fix:
-                    raise _Retrace(fix)
-            _check_carry_type("scan body", f, init_tree, init_flat, c_tree, c_leaves)
-            store["y_tree"] = y_tree
-            return _match_weak_out(c_leaves, init_avals) + y_leaves
-
-        return _cf().scan(flat, init_flat, xs_flat, length, bool(reverse), n_unroll)
-
-    carry, ys = _with_promotion(init_flat, run)
+    carry, ys = _cf().scan(flat, init_flat, xs_flat, length, bool(reverse), n_unroll,
+                           _scan_carry_type_error("scan body", f, init_tree))
     return (tree_util.tree_unflatten(init_tree, carry),
             tree_util.tree_unflatten(store["y_tree"], ys))
 

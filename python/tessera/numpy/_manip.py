@@ -256,47 +256,6 @@ def _pairs(v, ndim, name, as_int=True):
                          f"({ndim}, 2), one (before, after) pair per axis") from None
 
 
-def _pad_side(x, width, ax, before, mode, **options):
-    pw = [[0, 0] for _ in range(x.ndim)]
-    pw[ax] = [width, 0] if before else [0, width]
-    return _C.pad(x, pw, mode, options.get("cv", 0.0), options.get("ev", 0.0),
-                  options.get("rt", "even"))
-
-
-def _stat_pad(x, widths, stat_length, mode):
-    from tessera import numpy as jnp
-    lengths = _pairs(stat_length, x.ndim, "stat_length")
-    for ax in range(x.ndim):
-        n = x.shape[ax]
-        parts = []
-        for side, (w, k) in enumerate(zip(widths[ax], lengths[ax])):
-            if w == 0:
-                parts.append(None)
-                continue
-            k = _builtins.min(k, n)
-            if k == 0 or n == 0:
-                raise ValueError("stat_length of 0 yields no value for padding" if k == 0 and n
-                                 else f"can't extend empty axis {ax} using modes other than "
-                                 "'constant' or 'empty'")
-            region = (_L.slice_in_dim(x, 0, k, 1, ax) if side == 0
-                      else _L.slice_in_dim(x, n - k, n, 1, ax))
-            if mode == "maximum":
-                s = jnp.max(region, axis=ax, keepdims=True)
-            elif mode == "minimum":
-                s = jnp.min(region, axis=ax, keepdims=True)
-            else:
-                s = jnp.mean(region, axis=ax, keepdims=True)
-                if not x._dtype_name.startswith(("float", "bfloat")):
-                    s = jnp.round(s)
-                s = _C.astype(s, x._dtype_name)
-            shape = list(x.shape)
-            shape[ax] = w
-            parts.append(_C.broadcast_to(s, tuple(shape)))
-        pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
-        x = _C.concatenate(pieces, ax) if len(pieces) > 1 else x
-    return x
-
-
 def pad(array, pad_width, mode="constant", **kwargs):
     """jnp.pad with NumPy's pad_width forms and modes; constant_values, end_values and
     stat_length may differ per axis and side, as in NumPy."""
@@ -315,44 +274,23 @@ def pad(array, pad_width, mode="constant", **kwargs):
     widths = _pairs(pad_width, x.ndim, "pad_width")
     if any(w < 0 for p in widths for w in p):
         raise ValueError("index can't contain negative values")
-    if mode == "constant":
-        cv = kwargs.get("constant_values", 0)
-        if isinstance(cv, Array) and cv.ndim == 0:
-            # Possibly traced: lax.pad takes the padding value as an operand.
-            v = _L.convert_element_type(cv, x._dtype_name)
-            return _L.pad(x, v, [(b, a, 0) for b, a in widths])
-        cvs = _pairs(cv, x.ndim, "constant_values", as_int=False)
-        flat = [v for p in cvs for v in p]
-        if all(v == flat[0] for v in flat):
-            return _C.pad(x, widths, "constant", float(flat[0]), 0.0, "even")
-        for ax in range(x.ndim):
-            for side in (0, 1):
-                if widths[ax][side]:
-                    x = _pad_side(x, widths[ax][side], ax, side == 0, "constant",
-                                  cv=float(cvs[ax][side]))
-        return x
-    if mode == "linear_ramp":
-        evs = _pairs(kwargs.get("end_values", 0), x.ndim, "end_values", as_int=False)
-        flat = [v for p in evs for v in p]
-        if all(v == flat[0] for v in flat):
-            return _C.pad(x, widths, mode, 0.0, float(flat[0]), "even")
-        for ax in range(x.ndim):
-            for side in (0, 1):
-                if widths[ax][side]:
-                    x = _pad_side(x, widths[ax][side], ax, side == 0, mode,
-                                  ev=float(evs[ax][side]))
-        return x
-    if mode in ("maximum", "minimum", "mean", "median"):
-        if mode == "median":
-            raise NotImplementedError("jnp.pad: mode 'median' needs a sort, which Tessera does "
-                                      "not have yet")
-        sl = kwargs.get("stat_length")
-        if sl is not None:
-            return _stat_pad(x, widths, sl, mode)
+    cv = kwargs.get("constant_values", 0) if mode == "constant" else 0
+    if isinstance(cv, Array) and cv.ndim == 0:
+        # Possibly traced: lax.pad takes the padding value as an operand.
+        v = _L.convert_element_type(cv, x._dtype_name)
+        return _L.pad(x, v, [(b, a, 0) for b, a in widths])
+    if mode == "median":
+        raise NotImplementedError("jnp.pad: mode 'median' needs a sort, which Tessera does "
+                                  "not have yet")
     rt = kwargs.get("reflect_type", "even")
     if rt not in ("even", "odd"):
         raise ValueError(f"jnp.pad: reflect_type must be 'even' or 'odd', got {rt!r}")
-    return _C.pad(x, widths, mode, 0.0, 0.0, rt)
+    # NumPy's per-side forms, broadcast here; the core pads (numpy_manip.h).
+    cvs = _pairs(cv, x.ndim, "constant_values", as_int=False)
+    evs = _pairs(kwargs.get("end_values", 0), x.ndim, "end_values", as_int=False)
+    sl = kwargs.get("stat_length")
+    sls = None if sl is None else _pairs(sl, x.ndim, "stat_length")
+    return _C.pad(x, widths, mode, cvs, evs, sls, rt)
 
 
 # ---- diagonals, triangles, grids ----

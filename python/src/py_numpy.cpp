@@ -1,5 +1,8 @@
-// tessera.numpy and tessera.lax functions over the C++ layers. Arguments are converted with
-// to_array (Python scalars weakly typed); the GIL is released around the C++ work.
+// tessera.numpy's C++ functions (the `numpy` submodule): the arithmetic and comparison core of
+// numpy.h and the ufuncs of numpy_ufuncs.h; manipulation and reductions are bound in
+// py_numpy_manip.cpp and py_numpy_reductions.cpp. python/tessera/numpy gives them jax.numpy's
+// signatures (keyword names, `out=` errors, pytree-free argument checks). Arguments are
+// converted with to_array (Python scalars weakly typed); the GIL is released around the C++ work.
 #include <string>
 
 #include "py_common.h"
@@ -8,7 +11,7 @@ namespace tessera::python {
 
 namespace {
 
-void bind_numpy(py::module_& np) {
+void bind_numpy_core(py::module_& np) {
   def_fn(np, "add", numpy::add);
   def_fn(np, "subtract", numpy::subtract);
   def_fn(np, "multiply", numpy::multiply);
@@ -137,100 +140,91 @@ void bind_numpy(py::module_& np) {
       py::arg("N"), py::arg("M") = py::none(), py::arg("k") = 0, py::arg("dtype") = py::none());
 }
 
-void bind_lax(py::module_& lax) {
-  def_fn(lax, "add", lax::add);
-  def_fn(lax, "sub", lax::sub);
-  def_fn(lax, "mul", lax::mul);
-  def_fn(lax, "div", lax::div);
-  def_fn(lax, "max", lax::max);
-  def_fn(lax, "min", lax::min);
-  def_fn(lax, "pow", lax::pow);
-  def_fn(lax, "eq", lax::eq);
-  def_fn(lax, "ne", lax::ne);
-  def_fn(lax, "lt", lax::lt);
-  def_fn(lax, "le", lax::le);
-  def_fn(lax, "gt", lax::gt);
-  def_fn(lax, "ge", lax::ge);
-  def_fn(lax, "neg", lax::neg);
-  def_fn(lax, "exp", lax::exp);
-  def_fn(lax, "log", lax::log);
-  def_fn(lax, "sin", lax::sin);
-  def_fn(lax, "cos", lax::cos);
-  def_fn(lax, "tanh", lax::tanh);
-  def_fn(lax, "logistic", lax::logistic);
-  def_fn(lax, "sqrt", lax::sqrt);
-  def_fn(lax, "stop_gradient", lax::stop_gradient);
-  lax.def("integer_pow", [](py::handle x, py::handle y_) {
-    int64_t y = as_int(y_, "integer_pow", "y");
-    return lax::integer_pow(to_array(x), y);
-  });
-  lax.def("select_n", [](py::handle which, py::args cases) {
-    std::vector<Array> cs;
-    for (py::handle c : cases) cs.push_back(to_array(c));
-    return lax::select_n(to_array(which), cs);
-  });
-  lax.def("convert_element_type", [](py::handle x, py::object d) {
-    return lax::convert_element_type(to_array(x), dtype_from_py(d));
-  });
-  lax.def("broadcast_in_dim", [](py::handle x, py::object shape, py::object dims) {
-    return lax::broadcast_in_dim(
-        to_array(x), to_shape(shape, "broadcast_in_dim"),
-        to_axes(dims, "broadcast_in_dim", "broadcast_dimensions").value_or(std::vector<int64_t>{}));
-  });
-  lax.def("broadcast", [](py::handle x, py::object sizes) {
-    return lax::broadcast(to_array(x), to_shape(sizes, "broadcast"));
-  });
-  lax.def("reshape", [](py::handle x, py::object sizes) {
-    return lax::reshape(to_array(x), to_shape(sizes, "reshape"));
-  });
-  lax.def("transpose", [](py::handle x, py::object perm) {
-    return lax::transpose(
-        to_array(x), to_axes(perm, "transpose", "permutation").value_or(std::vector<int64_t>{}));
-  });
-  lax.def("iota", [](py::object d, py::handle size_) {
-    int64_t size = as_int(size_, "iota", "size");
-    return lax::iota(dtype_from_py(d), size);
-  });
-  lax.def("broadcasted_iota", [](py::object d, py::object shape, py::handle dim_) {
-    int64_t dim = as_int(dim_, "broadcasted_iota", "dim");
+void bind_ufuncs(py::module_& np) {
+  def_fn(np, "abs", numpy::abs);
+  def_fn(np, "absolute", numpy::absolute);
+  def_fn(np, "fabs", numpy::fabs);
+  def_fn(np, "sign", numpy::sign);
+  def_fn(np, "floor", numpy::floor);
+  def_fn(np, "ceil", numpy::ceil);
+  def_fn(np, "trunc", numpy::trunc);
+  def_fn(np, "fix", numpy::fix);
+  def_fn(np, "rint", numpy::rint);
+  np.def("round", [](py::handle x, py::handle decimals_) {
+    int64_t decimals = as_int(decimals_, "round", "decimals");
 
-    return lax::broadcasted_iota(dtype_from_py(d), to_shape(shape, "broadcasted_iota"), dim);
+    Array a = to_array(x);
+    py::gil_scoped_release nogil;
+    return numpy::round(a, decimals);
   });
-  lax.def("reduce_sum", [](py::handle x, py::object axes) {
-    return lax::reduce_sum(to_array(x),
-                           to_axes(axes, "reduce_sum", "axes").value_or(std::vector<int64_t>{}));
+  def_fn(np, "exp2", numpy::exp2);
+  def_fn(np, "expm1", numpy::expm1);
+  def_fn(np, "log1p", numpy::log1p);
+  def_fn(np, "log2", numpy::log2);
+  def_fn(np, "log10", numpy::log10);
+  def_fn(np, "logaddexp", numpy::logaddexp);
+  def_fn(np, "logaddexp2", numpy::logaddexp2);
+  def_fn(np, "cbrt", numpy::cbrt);
+  def_fn(np, "reciprocal", numpy::reciprocal);
+  def_fn(np, "float_power", numpy::float_power);
+  def_fn(np, "tan", numpy::tan);
+  def_fn(np, "arcsin", numpy::arcsin);
+  def_fn(np, "arccos", numpy::arccos);
+  def_fn(np, "arctan", numpy::arctan);
+  def_fn(np, "arctan2", numpy::arctan2);
+  def_fn(np, "sinh", numpy::sinh);
+  def_fn(np, "cosh", numpy::cosh);
+  def_fn(np, "arcsinh", numpy::arcsinh);
+  def_fn(np, "arccosh", numpy::arccosh);
+  def_fn(np, "arctanh", numpy::arctanh);
+  def_fn(np, "hypot", numpy::hypot);
+  def_fn(np, "deg2rad", numpy::deg2rad);
+  def_fn(np, "rad2deg", numpy::rad2deg);
+  def_fn(np, "degrees", numpy::degrees);
+  def_fn(np, "radians", numpy::radians);
+  def_fn(np, "sinc", numpy::sinc);
+  def_fn(np, "floor_divide", numpy::floor_divide);
+  def_fn(np, "remainder", numpy::remainder);
+  def_fn(np, "mod", numpy::mod);
+  def_fn(np, "fmod", numpy::fmod);
+  np.def("divmod", [](py::handle x, py::handle y) {
+    Array a = to_array(x), b = to_array(y);
+    std::pair<Array, Array> r;
+    {
+      py::gil_scoped_release nogil;
+      r = numpy::divmod(a, b);
+    }
+    return py::make_tuple(r.first, r.second);
   });
-  lax.def("reduce_max", [](py::handle x, py::object axes) {
-    return lax::reduce_max(to_array(x),
-                           to_axes(axes, "reduce_max", "axes").value_or(std::vector<int64_t>{}));
-  });
-  lax.def(
-      "dot_general",
-      [](py::handle x, py::handle y, py::object dn, py::object pref) {
-        // dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))
-        py::tuple t = dn;
-        py::tuple c = t[0], b = t[1];
-        lax::DotDimensionNumbers d{
-            to_axes(c[0], "dot_general", "dimension_numbers").value_or(std::vector<int64_t>{}),
-            to_axes(c[1], "dot_general", "dimension_numbers").value_or(std::vector<int64_t>{}),
-            to_axes(b[0], "dot_general", "dimension_numbers").value_or(std::vector<int64_t>{}),
-            to_axes(b[1], "dot_general", "dimension_numbers").value_or(std::vector<int64_t>{})};
-        Array l = to_array(x), r = to_array(y);
-        auto p = opt_dtype(pref);
-        py::gil_scoped_release nogil;
-        return lax::dot_general(l, r, d, p);
-      },
-      py::arg("lhs"), py::arg("rhs"), py::arg("dimension_numbers"),
-      py::arg("preferred_element_type") = py::none());
+  def_fn(np, "heaviside", numpy::heaviside);
+  def_fn(np, "isfinite", numpy::isfinite);
+  def_fn(np, "isinf", numpy::isinf);
+  def_fn(np, "isnan", numpy::isnan);
+  def_fn(np, "isposinf", numpy::isposinf);
+  def_fn(np, "isneginf", numpy::isneginf);
+  def_fn(np, "signbit", numpy::signbit);
+  def_fn(np, "copysign", numpy::copysign);
+  def_fn(np, "nextafter", numpy::nextafter);
+  def_fn(np, "bitwise_and", numpy::bitwise_and);
+  def_fn(np, "bitwise_or", numpy::bitwise_or);
+  def_fn(np, "bitwise_xor", numpy::bitwise_xor);
+  def_fn(np, "bitwise_not", numpy::bitwise_not);
+  def_fn(np, "invert", numpy::invert);
+  def_fn(np, "left_shift", numpy::left_shift);
+  def_fn(np, "right_shift", numpy::right_shift);
+  def_fn(np, "logical_and", numpy::logical_and);
+  def_fn(np, "logical_or", numpy::logical_or);
+  def_fn(np, "logical_xor", numpy::logical_xor);
+  def_fn(np, "logical_not", numpy::logical_not);
 }
-
 }  // namespace
 
-void bind_ops(py::module_& m) {
+void bind_numpy(py::module_& m) {
   py::module_ np = m.def_submodule("numpy", "tessera.numpy's C++ functions");
-  bind_numpy(np);
-  py::module_ lax = m.def_submodule("lax", "tessera.lax's C++ functions");
-  bind_lax(lax);
+  bind_numpy_core(np);
+  bind_ufuncs(np);
+  bind_numpy_manip(np);
+  bind_numpy_reductions(np);
 }
 
 }  // namespace tessera::python

@@ -1,6 +1,7 @@
-// tessera.lax beyond the arithmetic core: more elementwise math, special functions, bitwise ops,
-// reductions (lax.reduce with a Python computation), slicing, concatenation and padding. The
-// Python wrappers in python/tessera/lax.py give them jax.lax's signatures.
+// tessera.lax's C++ functions (the `lax` submodule): the arithmetic and structural core,
+// elementwise math, special functions and bitwise ops, reductions (lax.reduce with a Python
+// computation), slicing, concatenation and padding. python/tessera/lax.py gives them jax.lax's
+// signatures. Arguments are converted with to_array; the GIL is released around the C++ work.
 #include <string>
 
 #include "py_common.h"
@@ -8,18 +9,6 @@
 namespace tessera::python {
 
 namespace {
-
-std::vector<Array> arrays_of(const py::object& xs) {
-  std::vector<Array> out;
-  for (py::handle h : xs) out.push_back(to_array(h));
-  return out;
-}
-
-py::list list_of(const std::vector<Array>& xs) {
-  py::list l(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i) l[i] = py::cast(xs[i]);
-  return l;
-}
 
 // Binds f(x, axes) for the monoid reductions.
 void def_reduce(py::module_& m, const char* name,
@@ -30,6 +19,93 @@ void def_reduce(py::module_& m, const char* name,
     py::gil_scoped_release nogil;
     return f(a, ax);
   });
+}
+
+void bind_lax_core(py::module_& lax) {
+  def_fn(lax, "add", lax::add);
+  def_fn(lax, "sub", lax::sub);
+  def_fn(lax, "mul", lax::mul);
+  def_fn(lax, "div", lax::div);
+  def_fn(lax, "max", lax::max);
+  def_fn(lax, "min", lax::min);
+  def_fn(lax, "pow", lax::pow);
+  def_fn(lax, "eq", lax::eq);
+  def_fn(lax, "ne", lax::ne);
+  def_fn(lax, "lt", lax::lt);
+  def_fn(lax, "le", lax::le);
+  def_fn(lax, "gt", lax::gt);
+  def_fn(lax, "ge", lax::ge);
+  def_fn(lax, "neg", lax::neg);
+  def_fn(lax, "exp", lax::exp);
+  def_fn(lax, "log", lax::log);
+  def_fn(lax, "sin", lax::sin);
+  def_fn(lax, "cos", lax::cos);
+  def_fn(lax, "tanh", lax::tanh);
+  def_fn(lax, "logistic", lax::logistic);
+  def_fn(lax, "sqrt", lax::sqrt);
+  def_fn(lax, "stop_gradient", lax::stop_gradient);
+  lax.def("integer_pow", [](py::handle x, py::handle y_) {
+    int64_t y = as_int(y_, "integer_pow", "y");
+    return lax::integer_pow(to_array(x), y);
+  });
+  lax.def("select_n", [](py::handle which, py::args cases) {
+    std::vector<Array> cs;
+    for (py::handle c : cases) cs.push_back(to_array(c));
+    return lax::select_n(to_array(which), cs);
+  });
+  lax.def("convert_element_type", [](py::handle x, py::object d) {
+    return lax::convert_element_type(to_array(x), dtype_from_py(d));
+  });
+  lax.def("broadcast_in_dim", [](py::handle x, py::object shape, py::object dims) {
+    return lax::broadcast_in_dim(
+        to_array(x), to_shape(shape, "broadcast_in_dim"),
+        to_axes(dims, "broadcast_in_dim", "broadcast_dimensions").value_or(std::vector<int64_t>{}));
+  });
+  lax.def("broadcast", [](py::handle x, py::object sizes) {
+    return lax::broadcast(to_array(x), to_shape(sizes, "broadcast"));
+  });
+  lax.def("reshape", [](py::handle x, py::object sizes) {
+    return lax::reshape(to_array(x), to_shape(sizes, "reshape"));
+  });
+  lax.def("transpose", [](py::handle x, py::object perm) {
+    return lax::transpose(
+        to_array(x), to_axes(perm, "transpose", "permutation").value_or(std::vector<int64_t>{}));
+  });
+  lax.def("iota", [](py::object d, py::handle size_) {
+    int64_t size = as_int(size_, "iota", "size");
+    return lax::iota(dtype_from_py(d), size);
+  });
+  lax.def("broadcasted_iota", [](py::object d, py::object shape, py::handle dim_) {
+    int64_t dim = as_int(dim_, "broadcasted_iota", "dim");
+
+    return lax::broadcasted_iota(dtype_from_py(d), to_shape(shape, "broadcasted_iota"), dim);
+  });
+  lax.def("reduce_sum", [](py::handle x, py::object axes) {
+    return lax::reduce_sum(to_array(x),
+                           to_axes(axes, "reduce_sum", "axes").value_or(std::vector<int64_t>{}));
+  });
+  lax.def("reduce_max", [](py::handle x, py::object axes) {
+    return lax::reduce_max(to_array(x),
+                           to_axes(axes, "reduce_max", "axes").value_or(std::vector<int64_t>{}));
+  });
+  lax.def(
+      "dot_general",
+      [](py::handle x, py::handle y, py::object dn, py::object pref) {
+        // dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))
+        py::tuple t = dn;
+        py::tuple c = t[0], b = t[1];
+        lax::DotDimensionNumbers d{
+            to_axes(c[0], "dot_general", "dimension_numbers").value_or(std::vector<int64_t>{}),
+            to_axes(c[1], "dot_general", "dimension_numbers").value_or(std::vector<int64_t>{}),
+            to_axes(b[0], "dot_general", "dimension_numbers").value_or(std::vector<int64_t>{}),
+            to_axes(b[1], "dot_general", "dimension_numbers").value_or(std::vector<int64_t>{})};
+        Array l = to_array(x), r = to_array(y);
+        auto p = opt_dtype(pref);
+        py::gil_scoped_release nogil;
+        return lax::dot_general(l, r, d, p);
+      },
+      py::arg("lhs"), py::arg("rhs"), py::arg("dimension_numbers"),
+      py::arg("preferred_element_type") = py::none());
 }
 
 void bind_math(py::module_& lax) {
@@ -134,12 +210,12 @@ void bind_reductions(py::module_& lax) {
             lax::ReduceComputation body = [computation](const std::vector<Array>& accs,
                                                         const std::vector<Array>& values) {
               py::gil_scoped_acquire gil;
-              py::object r = computation(list_of(accs), list_of(values));
+              py::object r = computation(to_list(accs), to_list(values));
               if (!py::isinstance<py::sequence>(r))
                 throw TypeError("[reduce] the computation must return a list of arrays");
               return to_arrays(r);
             };
-            return list_of(lax::reduce(arrays_of(operands), arrays_of(inits), body,
+            return to_list(lax::reduce(arrays_of(operands), arrays_of(inits), body,
                                        to_ints(dims, "reduce", "dimensions")));
           });
 }
@@ -245,11 +321,11 @@ void bind_slicing(py::module_& lax) {
     return lax::pad(a, v, cfg);
   });
 }
-
 }  // namespace
 
-void bind_lax_ext(py::module_& m) {
-  py::module_ lax = m.attr("lax");
+void bind_lax(py::module_& m) {
+  py::module_ lax = m.def_submodule("lax", "tessera.lax's C++ functions");
+  bind_lax_core(lax);
   bind_math(lax);
   bind_reductions(lax);
   bind_slicing(lax);
