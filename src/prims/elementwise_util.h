@@ -1,5 +1,5 @@
-// Shared pieces of the elementwise families (elementwise_unary, elementwise_math,
-// elementwise_math_binary, elementwise_binary, bitwise, special, compare): the operand and dtype
+// Shared pieces of the elementwise families (arithmetic, arithmetic_unary, transcendental,
+// binary_math, bitwise, special, compare): the operand and dtype
 // checks of abstract eval, the eager impl drivers (dtype dispatch, then parallel_map for unary
 // kernels or broadcast runs for binary ones), the define helpers that install both, and the
 // unary JVP rule builder.
@@ -49,6 +49,19 @@ struct NumberKernel {
 struct FloatKernel {
   template <class T>
   static constexpr bool accepts = kIsFloat<T>;
+};
+// A floating kernel from a float32 array function and a float64 element function (16-bit
+// floats run the float32 one on float32 blocks).
+template <void (*F32)(const float*, float*, int64_t), double (*F64)(double)>
+struct FloatFnKernel : FloatKernel {
+  template <class C>
+  void operator()(const C* x, C* y, int64_t n) const {
+    if constexpr (std::is_same_v<C, float>) {
+      F32(x, y, n);
+    } else if constexpr (std::is_same_v<C, double>) {
+      for (int64_t i = 0; i < n; ++i) y[i] = F64(x[i]);
+    }
+  }
 };
 
 // K::storage<T> where the kernel names one, else T; K::result<S> where it names one, else S.

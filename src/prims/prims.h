@@ -6,11 +6,17 @@
 
 namespace tessera::prims {
 
-// elementwise_binary.cpp: arithmetic on operands of one dtype whose shapes follow lax's
-// broadcasting rule (rank-0 operands broadcast; others have equal rank, dims equal or 1).
+// arithmetic.cpp: arithmetic on operands of one dtype whose shapes follow lax's broadcasting
+// rule (rank-0 operands broadcast; others have equal rank, dims equal or 1).
 extern Primitive add, sub, mul, div, max, min, pow;
-// elementwise_unary.cpp: params none, except integer_pow {y: int64}.
-extern Primitive neg, exp, log, sin, cos, tanh, logistic, sqrt, integer_pow;
+// arithmetic_unary.cpp: params none, except integer_pow {y: int64} and round
+// {rounding_method: int64}.
+extern Primitive neg, abs, sign, square, integer_pow, floor, ceil, round, is_finite;
+// transcendental.cpp: unary, no params.
+extern Primitive exp, log, sin, cos, tanh, logistic, sqrt, exp2, expm1, log1p, rsqrt, cbrt, tan,
+    asin, acos, atan, sinh, cosh, asinh, acosh, atanh;
+// binary_math.cpp: binary atan2 nextafter rem; clamp(min, x, max).
+extern Primitive atan2, nextafter, rem, clamp;
 // compare.cpp: the binary rule, bool result.
 extern Primitive eq, ne, lt, le, gt, ge;
 // select_convert.cpp: select_n(which, *cases) {}; convert_element_type {new_dtype, weak_type}.
@@ -24,11 +30,6 @@ extern Primitive reduce_sum, reduce_max;
 // DType)}.
 extern Primitive dot_general;
 
-// elementwise_math.cpp: unary abs sign floor ceil round {rounding_method: int64} exp2 expm1
-// log1p rsqrt cbrt tan asin acos atan sinh cosh asinh acosh atanh is_finite square; binary
-// atan2 nextafter rem; clamp(min, x, max).
-extern Primitive abs, sign, floor, ceil, round, exp2, expm1, log1p, rsqrt, cbrt, tan, asin, acos,
-    atan, sinh, cosh, asinh, acosh, atanh, is_finite, square, atan2, nextafter, rem, clamp;
 // special.cpp: erf erfc erf_inv lgamma digamma bessel_i0e bessel_i1e (unary); polygamma(m, x)
 // zeta(x, q) igamma(a, x) igammac igamma_grad_a random_gamma_grad(a, x) (binary);
 // regularized_incomplete_beta(a, b, x).
@@ -62,14 +63,15 @@ extern Primitive stop_gradient;
 void register_ad_prims();
 // custom_derivatives.cpp: custom_jvp_call, custom_vjp_call (custom_derivatives.h).
 void register_custom_derivatives();
-void register_elementwise_binary();
-void register_elementwise_unary();
+void register_arithmetic();
+void register_arithmetic_unary();
+void register_transcendental();
+void register_binary_math();
 void register_compare();
 void register_select_convert();
 void register_shape_ops();
 void register_reductions();
 void register_dot_general();
-void register_elementwise_math();
 void register_special();
 void register_bitwise();
 void register_squeeze_rev();

@@ -25,14 +25,15 @@ void register_all() {
   static std::once_flag once;
   std::call_once(once, [] {
     trace::install_interpreter_ops({&lax::add, &lax::broadcast_in_dim, &lax::transpose});
-    prims::register_elementwise_binary();
-    prims::register_elementwise_unary();
+    prims::register_arithmetic();
+    prims::register_arithmetic_unary();
+    prims::register_transcendental();
+    prims::register_binary_math();
     prims::register_compare();
     prims::register_select_convert();
     prims::register_shape_ops();
     prims::register_reductions();
     prims::register_dot_general();
-    prims::register_elementwise_math();
     prims::register_special();
     prims::register_bitwise();
     prims::register_squeeze_rev();

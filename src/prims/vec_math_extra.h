@@ -1,9 +1,10 @@
-// More vectorizable float32 math for the eager kernels of elementwise_math.cpp: rounding,
-// exp2, expm1, log1p, sinh, cosh, tan, asinh, acosh, atanh, rsqrt and nextafter.
+// More vectorizable float32 math for the eager kernels of arithmetic_unary.cpp (rounding),
+// transcendental.cpp (exp2, expm1, log1p, sinh, cosh, tan, asinh, acosh, atanh, rsqrt) and
+// binary_math.cpp (nextafter).
 //
 // Same style as vec_math.h (branch-free scalar code that g++ auto-vectorizes in plain loops,
 // explicit fmas, selects as bit blends), built on its exp, log and sin/cos. Accuracy, checked
-// against float64 libm by a dense sweep in tests/cpp/test_elementwise_math.cpp: rounding and
+// against float64 libm by a dense sweep in tests/cpp/test_elementwise_edge_cases.cpp: rounding and
 // nextafter exact, rsqrt correctly rounded; exp2 within 1 ulp; log1p, cosh, asinh, acosh within
 // 3; expm1, sinh, atanh within 4; tan within 4.5; IEEE results at +-0, +-inf and NaN.
 // Polynomials are Taylor series (exact coefficients rounded to float) on ranges small enough that

@@ -1,4 +1,5 @@
-"""NumPy references for elementwise_math.cpp's primitives (loaded by numpy_oracle.py).
+"""NumPy references for the math primitives of arithmetic_unary.cpp, transcendental.cpp and
+binary_math.cpp (loaded by numpy_oracle.py).
 
 Float results are computed in float64 from the exact input values and rounded once to the
 result dtype; rounding, sign, abs, square, rem, nextafter and clamp are exact, the

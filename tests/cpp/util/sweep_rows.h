@@ -16,7 +16,7 @@ inline const std::vector<std::vector<Shape>> kBinaryShapes = {
 inline const std::vector<std::vector<Shape>> kUnaryShapes = {
     {{3, 4}}, {{}}, {{5}}, {{0, 3}}, {{2, 1, 3}}, {{2, 1, 3, 2}}, {{1}}};
 
-std::vector<Row> rows_math();        // sweep_rows_math.cpp: elementwise_math.cpp's primitives
+std::vector<Row> rows_math();        // sweep_rows_math.cpp: the math primitives
 std::vector<Row> rows_special();     // sweep_rows_special.cpp: special.cpp
 std::vector<Row> rows_bitwise();     // sweep_rows_bitwise.cpp: bitwise.cpp
 std::vector<Row> rows_slicing();     // sweep_rows_slicing.cpp: squeeze_rev, slicing, concat_pad

@@ -1,7 +1,7 @@
-// Sweep rows of elementwise_math.cpp / elementwise_math_binary.cpp: forward against the NumPy
-// oracle (tests/oracle/oracle_math.py), derivatives, vmap. Operands are drawn inside each
-// function's domain and away from its kinks (abs at 0, rem where x/y is an integer, clamp at
-// its bounds).
+// Sweep rows of the math primitives (arithmetic_unary.cpp, transcendental.cpp, binary_math.cpp):
+// forward against the NumPy oracle (tests/oracle/oracle_math.py), derivatives, vmap. Operands are
+// drawn inside each function's domain and away from its kinks (abs at 0, rem where x/y is an
+// integer, clamp at its bounds).
 #include <cmath>
 #include <limits>
 

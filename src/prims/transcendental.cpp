@@ -1,13 +1,10 @@
-// Unary elementwise math: abs sign floor ceil round {rounding_method} exp2 expm1 log1p rsqrt cbrt
-// tan asin acos atan sinh cosh asinh acosh atanh is_finite square. The binary ones (atan2,
-// nextafter, rem) and clamp are in elementwise_math_binary.cpp.
+// Transcendental elementwise primitives: exp log sin cos tanh logistic sqrt rsqrt cbrt exp2
+// expm1 log1p tan asin acos atan sinh cosh asinh acosh atanh (atan2 is in binary_math.cpp).
 //
-// Dtypes as jax.lax: abs, sign and square take integers and floats (abs of an unsigned integer
-// is the identity, which JAX's lax.abs now rejects and jnp.abs does itself; abs of INT_MIN wraps
-// to INT_MIN as XLA's; sign of an unsigned integer is 0 or 1); the others take floating dtypes
-// only, and is_finite returns bool. float32 kernels are the vectorizable functions of
-// vec_math.h / vec_math_extra.h, except asin, acos, atan and cbrt, which call float64 libm and
-// round once; float64 uses libm; 16-bit floats are computed in float32 and rounded once.
+// Floating dtypes only (tessera::numpy promotes integers first). float32 (and 16-bit floats,
+// computed in float32 blocks and rounded once) use the vectorizable functions of vec_math.h /
+// vec_math_extra.h, except asin, acos, atan and cbrt, which call float64 libm and round once;
+// float64 uses libm.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -23,11 +20,13 @@
 
 namespace tessera::prims {
 
-Primitive abs("abs");
-Primitive sign("sign");
-Primitive floor("floor");
-Primitive ceil("ceil");
-Primitive round("round");
+Primitive exp("exp");
+Primitive log("log");
+Primitive sin("sin");
+Primitive cos("cos");
+Primitive tanh("tanh");
+Primitive logistic("logistic");
+Primitive sqrt("sqrt");
 Primitive exp2("exp2");
 Primitive expm1("expm1");
 Primitive log1p("log1p");
@@ -42,36 +41,56 @@ Primitive cosh("cosh");
 Primitive asinh("asinh");
 Primitive acosh("acosh");
 Primitive atanh("atanh");
-Primitive is_finite("is_finite");
-Primitive square("square");
-
-void register_elementwise_math_binary();  // elementwise_math_binary.cpp
 
 namespace {
 
 namespace vmath = kernels::vmath;
 using elementwise::Accept;
 using elementwise::c;
+using elementwise::FloatFnKernel;
 using elementwise::FloatKernel;
 using elementwise::NumberKernel;
 using elementwise::unary_jvp;
-using elementwise::wrap_t;
 
-constexpr const char* kLayer = "prims/elementwise_math";
+constexpr const char* kLayer = "prims/transcendental";
 
 // ---------------------------------------------------------------- kernels
 
-// Kernels: operator()(const C* x, R* y, n) over compute types (C = float for 16-bit floats);
-// R is C, or bool for is_finite (elementwise_util.h: accepts, result).
+// Kernels: operator()(const C* x, C* y, n) over compute types (C = float for 16-bit floats).
+// The float32 array loops (TESSERA_AVX512_CLONES: vec_math.h).
+TESSERA_AVX512_CLONES void exp_f32(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = vmath::exp(x[i]);
+}
+TESSERA_AVX512_CLONES void log_f32(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = vmath::log(x[i]);
+}
+TESSERA_AVX512_CLONES void tanh_f32(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = vmath::tanh(x[i]);
+}
+TESSERA_AVX512_CLONES void logistic_f32(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = vmath::logistic(x[i]);
+}
+TESSERA_AVX512_CLONES void sin_f32(const float* x, float* y, int64_t n) {
+  vmath::sincos_n<false>(x, y, n);
+}
+TESSERA_AVX512_CLONES void cos_f32(const float* x, float* y, int64_t n) {
+  vmath::sincos_n<true>(x, y, n);
+}
+
+double logistic_f64(double x) {
+  const double t = std::exp(-std::fabs(x));
+  return (x >= 0.0 ? 1.0 : t) / (1.0 + t);
+}
+double sin_f64(double x) { return std::sin(x); }
+double cos_f64(double x) { return std::cos(x); }
+double exp_f64(double x) { return std::exp(x); }
+double log_f64(double x) { return std::log(x); }
+double tanh_f64(double x) { return std::tanh(x); }
 
 #define TESSERA_F32_LOOP(name, expr)                                     \
   TESSERA_AVX512_CLONES void name(const float* x, float* y, int64_t n) { \
     for (int64_t i = 0; i < n; ++i) y[i] = expr;                         \
   }
-TESSERA_F32_LOOP(floor_f32, vmath::floor(x[i]))
-TESSERA_F32_LOOP(ceil_f32, vmath::ceil(x[i]))
-TESSERA_F32_LOOP(round_away_f32, vmath::round_away(x[i]))
-TESSERA_F32_LOOP(round_even_f32, vmath::round_even(x[i]))
 TESSERA_F32_LOOP(exp2_f32, vmath::exp2(x[i]))
 TESSERA_F32_LOOP(expm1_f32, vmath::expm1(x[i]))
 TESSERA_F32_LOOP(log1p_f32, vmath::log1p(x[i]))
@@ -84,10 +103,6 @@ TESSERA_F32_LOOP(atanh_f32, vmath::atanh(x[i]))
 #undef TESSERA_F32_LOOP
 TESSERA_AVX512_CLONES void tan_f32(const float* x, float* y, int64_t n) { vmath::tan_n(x, y, n); }
 
-double floor_f64(double x) { return std::floor(x); }
-double ceil_f64(double x) { return std::ceil(x); }
-double round_away_f64(double x) { return std::round(x); }      // halves away from zero
-double round_even_f64(double x) { return std::nearbyint(x); }  // default mode: halves to even
 double exp2_f64(double x) { return std::exp2(x); }
 double expm1_f64(double x) { return std::expm1(x); }
 double log1p_f64(double x) { return std::log1p(x); }
@@ -109,142 +124,37 @@ void via_f64(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(F(static_cast<double>(x[i])));
 }
 
-// A floating kernel from a float32 array function and a float64 element function.
-template <void (*F32)(const float*, float*, int64_t), double (*F64)(double)>
-struct FloatK : FloatKernel {
+using ExpK = FloatFnKernel<exp_f32, exp_f64>;
+using LogK = FloatFnKernel<log_f32, log_f64>;
+using TanhK = FloatFnKernel<tanh_f32, tanh_f64>;
+using LogisticK = FloatFnKernel<logistic_f32, logistic_f64>;
+using SinK = FloatFnKernel<sin_f32, sin_f64>;
+using CosK = FloatFnKernel<cos_f32, cos_f64>;
+using Exp2K = FloatFnKernel<exp2_f32, exp2_f64>;
+using Expm1K = FloatFnKernel<expm1_f32, expm1_f64>;
+using Log1pK = FloatFnKernel<log1p_f32, log1p_f64>;
+using RsqrtK = FloatFnKernel<rsqrt_f32, rsqrt_f64>;
+using CbrtK = FloatFnKernel<via_f64<cbrt_f64>, cbrt_f64>;
+using TanK = FloatFnKernel<tan_f32, tan_f64>;
+using AsinK = FloatFnKernel<via_f64<asin_f64>, asin_f64>;
+using AcosK = FloatFnKernel<via_f64<acos_f64>, acos_f64>;
+using AtanK = FloatFnKernel<via_f64<atan_f64>, atan_f64>;
+using SinhK = FloatFnKernel<sinh_f32, sinh_f64>;
+using CoshK = FloatFnKernel<cosh_f32, cosh_f64>;
+using AsinhK = FloatFnKernel<asinh_f32, asinh_f64>;
+using AcoshK = FloatFnKernel<acosh_f32, acosh_f64>;
+using AtanhK = FloatFnKernel<atanh_f32, atanh_f64>;
+
+struct SqrtK : FloatKernel {
   template <class C>
   void operator()(const C* x, C* y, int64_t n) const {
-    if constexpr (std::is_same_v<C, float>) {
-      F32(x, y, n);
-    } else if constexpr (std::is_same_v<C, double>) {
-      for (int64_t i = 0; i < n; ++i) y[i] = F64(x[i]);
-    }
+    if constexpr (std::is_floating_point_v<C>) vmath::sqrt_n(x, y, n);
   }
 };
-
-struct RoundK {
-  template <class T>
-  static constexpr bool accepts = elementwise::kIsFloat<T>;
-  bool even = false;
-  template <class C>
-  void operator()(const C* x, C* y, int64_t n) const {
-    if constexpr (std::is_same_v<C, float>) {
-      even ? round_even_f32(x, y, n) : round_away_f32(x, y, n);
-    } else if constexpr (std::is_same_v<C, double>) {
-      for (int64_t i = 0; i < n; ++i) y[i] = even ? round_even_f64(x[i]) : round_away_f64(x[i]);
-    }
-  }
-};
-
-struct AbsK : NumberKernel {
-  template <class C>
-  void operator()(const C* x, C* y, int64_t n) const {
-    if constexpr (std::is_floating_point_v<C>) {
-      for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(x[i]);
-    } else if constexpr (std::is_signed_v<C>) {  // INT_MIN wraps to itself
-      for (int64_t i = 0; i < n; ++i)
-        y[i] = x[i] < 0 ? static_cast<C>(wrap_t<C>(0) - wrap_t<C>(x[i])) : x[i];
-    } else {
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i];
-    }
-  }
-};
-
-// -1, 0 or 1; floats keep the sign of a zero and NaN stays NaN (XLA's sign).
-struct SignK : NumberKernel {
-  template <class C>
-  void operator()(const C* x, C* y, int64_t n) const {
-    if constexpr (std::is_same_v<C, float>) {
-      for (int64_t i = 0; i < n; ++i) {
-        const float v = x[i];
-        y[i] = vmath::select(v != v || v == 0.0f, v, std::copysign(1.0f, v));
-      }
-    } else if constexpr (std::is_floating_point_v<C>) {
-      for (int64_t i = 0; i < n; ++i) {
-        const C v = x[i];
-        y[i] = (v != v || v == C(0)) ? v : std::copysign(C(1), v);
-      }
-    } else if constexpr (std::is_signed_v<C>) {
-      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<C>((x[i] > 0) - (x[i] < 0));
-    } else {
-      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<C>(x[i] != 0);
-    }
-  }
-};
-
-struct SquareK : NumberKernel {
-  template <class C>
-  void operator()(const C* x, C* y, int64_t n) const {
-    if constexpr (std::is_integral_v<C>) {
-      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<C>(wrap_t<C>(x[i]) * wrap_t<C>(x[i]));
-    } else {
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] * x[i];
-    }
-  }
-};
-
-struct IsFiniteK : FloatKernel {
-  template <class S>
-  using result = bool;
-  template <class C>
-  void operator()(const C* x, bool* y, int64_t n) const {
-    if constexpr (std::is_floating_point_v<C>) {
-      for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(x[i]) < C(INFINITY);  // false for NaN
-    }
-  }
-};
-
-using FloorK = FloatK<floor_f32, floor_f64>;
-using CeilK = FloatK<ceil_f32, ceil_f64>;
-using Exp2K = FloatK<exp2_f32, exp2_f64>;
-using Expm1K = FloatK<expm1_f32, expm1_f64>;
-using Log1pK = FloatK<log1p_f32, log1p_f64>;
-using RsqrtK = FloatK<rsqrt_f32, rsqrt_f64>;
-using CbrtK = FloatK<via_f64<cbrt_f64>, cbrt_f64>;
-using TanK = FloatK<tan_f32, tan_f64>;
-using AsinK = FloatK<via_f64<asin_f64>, asin_f64>;
-using AcosK = FloatK<via_f64<acos_f64>, acos_f64>;
-using AtanK = FloatK<via_f64<atan_f64>, atan_f64>;
-using SinhK = FloatK<sinh_f32, sinh_f64>;
-using CoshK = FloatK<cosh_f32, cosh_f64>;
-using AsinhK = FloatK<asinh_f32, asinh_f64>;
-using AcoshK = FloatK<acosh_f32, acosh_f64>;
-using AtanhK = FloatK<atanh_f32, atanh_f64>;
-
-// ---------------------------------------------------------------- abstract eval and impl
 
 template <class K>
-void define(Primitive& p, Accept accept) {
-  elementwise::define_unary<K>(p, kLayer, accept);
-}
-
-void define_round() {
-  round.abstract_eval = [](std::span<const Aval> in, const Params& params) {
-    const int64_t m = params.get_int("rounding_method");
-    if (m != 0 && m != 1) {
-      throw ValueError(op_message("round",
-                                  "rounding_method must be 0 (AWAY_FROM_ZERO) or 1 "
-                                  "(TO_NEAREST_EVEN), got " +
-                                      std::to_string(m)));
-    }
-    return elementwise::unary_abstract("round", Accept::kFloating, in);
-  };
-  round.impl = [](const ExecContext& ctx, std::span<const Array> args, const Params& params,
-                  std::span<const Aval> out_avals) {
-    return elementwise::unary_impl(ctx, kLayer, "round", args, out_avals,
-                                   RoundK{params.get_int("rounding_method") == 1});
-  };
-}
-
-void define_is_finite() {
-  is_finite.abstract_eval = [](std::span<const Aval> in, const Params&) {
-    const Aval x = elementwise::unary_abstract("is_finite", Accept::kFloating, in)[0];
-    return std::vector<Aval>{Aval{x.shape, DType::kBool, false}};
-  };
-  is_finite.impl = [](const ExecContext& ctx, std::span<const Array> args, const Params&,
-                      std::span<const Aval> out_avals) {
-    return elementwise::unary_impl(ctx, kLayer, "is_finite", args, out_avals, IsFiniteK{});
-  };
+void define(Primitive& p) {
+  elementwise::define_unary<K>(p, kLayer, Accept::kFloating);
 }
 
 // ---------------------------------------------------------------- JVP rules (JAX's lax rules)
@@ -252,12 +162,27 @@ void define_is_finite() {
 using lax::mul;
 
 void set_jvp_rules() {
-  // JAX's rule: select(x >= 0, t, -t), so the derivative at x == 0 (and -0) is 1.
-  abs.jvp = unary_jvp(abs, [](const Array& t, const Array& x, const Array&) {
-    return lax::select_n(lax::ge(x, c(0.0, x)), {lax::neg(t), t});
+  exp.jvp =
+      unary_jvp(exp, [](const Array& t, const Array&, const Array& o) { return lax::mul(t, o); });
+  log.jvp =
+      unary_jvp(log, [](const Array& t, const Array& x, const Array&) { return lax::div(t, x); });
+  sin.jvp = unary_jvp(
+      sin, [](const Array& t, const Array& x, const Array&) { return lax::mul(t, lax::cos(x)); });
+  cos.jvp = unary_jvp(cos, [](const Array& t, const Array& x, const Array&) {
+    return lax::neg(lax::mul(t, lax::sin(x)));
   });
-  // Piecewise-constant ops: a zero tangent.
-  for (Primitive* p : {&sign, &floor, &ceil, &round, &is_finite}) p->jvp = ad::zero_jvp(*p);
+  // t * (1 - out^2)
+  tanh.jvp = unary_jvp(tanh, [](const Array& t, const Array&, const Array& o) {
+    return lax::mul(t, lax::sub(c(1.0, o), lax::mul(o, o)));
+  });
+  // t * out * (1 - out)
+  logistic.jvp = unary_jvp(logistic, [](const Array& t, const Array&, const Array& o) {
+    return lax::mul(t, lax::mul(o, lax::sub(c(1.0, o), o)));
+  });
+  // t / (2 * out)
+  sqrt.jvp = unary_jvp(sqrt, [](const Array& t, const Array&, const Array& o) {
+    return lax::div(t, lax::mul(c(2.0, o), o));
+  });
   // t * ln2 * out
   exp2.jvp = unary_jvp(exp2, [](const Array& t, const Array& x, const Array& o) {
     return mul(c(0.693147180559945309417232121458, x), mul(t, o));
@@ -309,10 +234,6 @@ void set_jvp_rules() {
   atanh.jvp = unary_jvp(atanh, [](const Array& t, const Array& x, const Array&) {
     return mul(lax::reciprocal(lax::add(c(1.0, x), x)), lax::div(t, lax::sub(c(1.0, x), x)));
   });
-  // t * (2 * x)
-  square.jvp = unary_jvp(square, [](const Array& t, const Array& x, const Array&) {
-    return mul(t, mul(c(2.0, x), x));
-  });
 }
 
 // ---- Scalar definitions (scalar_ir.h). The expansions are XLA-style formulas in the operand's
@@ -324,22 +245,12 @@ using sd::Builder;
 using sd::Value;
 using sd::Values;
 
-// -1, 0 or 1; a float keeps the sign of a zero and NaN stays NaN.
-Values sign_def(Builder& b, std::span<const Value> in, const Params&) {
+// 1 / (1 + exp(-x)) as the float64 kernel writes it: t = exp(-|x|), (x >= 0 ? 1 : t) / (1 + t).
+Values logistic_def(sd::Builder& b, std::span<const Value> in, const Params&) {
   const Value x = in[0];
-  if (is_floating(x.type)) {
-    const Value keep = b.bit_or(b.is_nan(x), b.eq(x, b.like(0.0, x)));
-    return {b.select(keep, x, b.binary(scalar::Op::kCopySign, b.like(1.0, x), x))};
-  }
-  const Value zero = b.like(0.0, x);
-  const Value pos = b.convert(b.gt(x, zero), x.type);
-  if (is_unsigned_integer(x.type)) return {pos};
-  return {b.sub(pos, b.convert(b.lt(x, zero), x.type))};
-}
-
-Values round_def(Builder& b, std::span<const Value> in, const Params& params) {
-  const bool even = params.get_int("rounding_method") == 1;
-  return {b.unary(even ? scalar::Op::kRoundEven : scalar::Op::kRoundAway, in[0])};
+  const Value one = b.like(1.0, x);
+  const Value t = b.exp(b.neg(b.abs(x)));
+  return {b.div(b.select(b.ge(x, b.like(0.0, x)), one, t), b.add(one, t))};
 }
 
 // (1 - x)(1 + x): 1 - x^2 without the cancellation near |x| = 1.
@@ -437,27 +348,21 @@ Values atanh_def(Builder& b, std::span<const Value> in, const Params&) {
   return {b.select(b.gt(ax, one), b.like(NAN, x), r)};
 }
 
-Values is_finite_def(Builder& b, std::span<const Value> in, const Params&) {
-  return {b.lt(b.abs(in[0]), b.like(INFINITY, in[0]))};
-}
-
-Values square_def(Builder& b, std::span<const Value> in, const Params&) {
-  return {b.mul(in[0], in[0])};
-}
-
 void set_scalar_defs() {
   using scalar::Op;
-  abs.scalar = sd::op(Op::kAbs);
-  floor.scalar = sd::op(Op::kFloor);
-  ceil.scalar = sd::op(Op::kCeil);
+  exp.scalar = sd::op(Op::kExp);
+  log.scalar = sd::op(Op::kLog);
+  sin.scalar = sd::op(Op::kSin);
+  cos.scalar = sd::op(Op::kCos);
+  tanh.scalar = sd::op(Op::kTanh);
+  sqrt.scalar = sd::op(Op::kSqrt);
   exp2.scalar = sd::op(Op::kExp2);
   expm1.scalar = sd::op(Op::kExpm1);
   log1p.scalar = sd::op(Op::kLog1p);
   rsqrt.scalar = sd::op(Op::kRsqrt);
   cbrt.scalar = sd::op(Op::kCbrt);
   tan.scalar = sd::op(Op::kTan);
-  sign.scalar.rule = sign_def;
-  round.scalar.rule = round_def;
+  logistic.scalar.rule = logistic_def;
   asin.scalar.rule = asin_def;
   acos.scalar.rule = acos_def;
   atan.scalar.rule = atan_def;
@@ -466,53 +371,47 @@ void set_scalar_defs() {
   asinh.scalar.rule = asinh_def;
   acosh.scalar.rule = acosh_def;
   atanh.scalar.rule = atanh_def;
-  is_finite.scalar.rule = is_finite_def;
-  square.scalar.rule = square_def;
 }
 
 }  // namespace
 
-void register_elementwise_math() {
+void register_transcendental() {
   for (Primitive* p :
-       {&abs,  &sign, &floor, &ceil, &round, &exp2,  &expm1, &log1p, &rsqrt,     &cbrt,  &tan,
-        &asin, &acos, &atan,  &sinh, &cosh,  &asinh, &acosh, &atanh, &is_finite, &square})
+       {&exp,  &log, &sin,  &cos,  &tanh, &logistic, &sqrt, &exp2,  &expm1, &log1p, &rsqrt,
+        &cbrt, &tan, &asin, &acos, &atan, &sinh,     &cosh, &asinh, &acosh, &atanh}) {
     p->kind = PrimitiveKind::kElementwise;
-  set_scalar_defs();
-  for (Primitive* p :
-       {&abs,  &sign, &floor, &ceil, &exp2, &expm1, &log1p, &rsqrt, &cbrt,      &tan,
-        &asin, &acos, &atan,  &sinh, &cosh, &asinh, &acosh, &atanh, &is_finite, &square})
     p->signature = Signature::fixed(1);
-  round.signature = Signature::fixed(1, {{"rounding_method", ParamKind::kInt}});
-  define<AbsK>(abs, Accept::kNumber);
-  define<SignK>(sign, Accept::kNumber);
-  define<SquareK>(square, Accept::kNumber);
-  define<FloorK>(floor, Accept::kFloating);
-  define<CeilK>(ceil, Accept::kFloating);
-  define_round();
-  define_is_finite();
-  define<Exp2K>(exp2, Accept::kFloating);
-  define<Expm1K>(expm1, Accept::kFloating);
-  define<Log1pK>(log1p, Accept::kFloating);
-  define<RsqrtK>(rsqrt, Accept::kFloating);
-  define<CbrtK>(cbrt, Accept::kFloating);
-  define<TanK>(tan, Accept::kFloating);
-  define<AsinK>(asin, Accept::kFloating);
-  define<AcosK>(acos, Accept::kFloating);
-  define<AtanK>(atan, Accept::kFloating);
-  define<SinhK>(sinh, Accept::kFloating);
-  define<CoshK>(cosh, Accept::kFloating);
-  define<AsinhK>(asinh, Accept::kFloating);
-  define<AcoshK>(acosh, Accept::kFloating);
-  define<AtanhK>(atanh, Accept::kFloating);
+  }
+  define<ExpK>(exp);
+  define<LogK>(log);
+  define<SinK>(sin);
+  define<CosK>(cos);
+  define<TanhK>(tanh);
+  define<LogisticK>(logistic);
+  define<SqrtK>(sqrt);
+  define<Exp2K>(exp2);
+  define<Expm1K>(expm1);
+  define<Log1pK>(log1p);
+  define<RsqrtK>(rsqrt);
+  define<CbrtK>(cbrt);
+  define<TanK>(tan);
+  define<AsinK>(asin);
+  define<AcosK>(acos);
+  define<AtanK>(atan);
+  define<SinhK>(sinh);
+  define<CoshK>(cosh);
+  define<AsinhK>(asinh);
+  define<AcoshK>(acosh);
+  define<AtanhK>(atanh);
   set_jvp_rules();
+  set_scalar_defs();
   // Elementwise: the batch axis stays where it is.
   for (Primitive* p :
-       {&abs,  &sign, &floor, &ceil, &round, &exp2,  &expm1, &log1p, &rsqrt,     &cbrt,  &tan,
-        &asin, &acos, &atan,  &sinh, &cosh,  &asinh, &acosh, &atanh, &is_finite, &square}) {
+       {&exp,  &log, &sin,  &cos,  &tanh, &logistic, &sqrt, &exp2,  &expm1, &log1p, &rsqrt,
+        &cbrt, &tan, &asin, &acos, &atan, &sinh,     &cosh, &asinh, &acosh, &atanh}) {
     p->batch = batching::vectorized_rule(*p);
     register_primitive(*p);
   }
-  register_elementwise_math_binary();
 }
 
 }  // namespace tessera::prims

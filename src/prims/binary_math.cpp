@@ -34,7 +34,7 @@ namespace {
 using elementwise::Accept;
 using kernels::is_half_v;
 
-constexpr const char* kLayer = "prims/elementwise_math_binary";
+constexpr const char* kLayer = "prims/binary_math";
 
 // ---------------------------------------------------------------- kernels
 
@@ -302,7 +302,7 @@ void set_scalar_defs() {
 
 }  // namespace
 
-void register_elementwise_math_binary() {
+void register_binary_math() {
   for (Primitive* p : {&atan2, &nextafter, &rem, &clamp}) p->kind = PrimitiveKind::kElementwise;
   set_scalar_defs();
   for (Primitive* p : {&atan2, &rem, &nextafter}) p->signature = Signature::fixed(2);

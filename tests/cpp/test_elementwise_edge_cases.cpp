@@ -1,5 +1,5 @@
-// Edge cases of the elementwise math primitives (elementwise_math.cpp and
-// elementwise_math_binary.cpp) that the sweep's random draws do not reach: the float32 kernels'
+// Edge cases of the elementwise math primitives (arithmetic_unary.cpp, transcendental.cpp and
+// binary_math.cpp) that the sweep's random draws do not reach: the float32 kernels'
 // accuracy over dense input sets against float64 libm (in ulps), NaN/inf/+-0 as C99 Annex F
 // and NumPy define them (XLA's sign and round keep the sign of zero), both rounding methods at
 // exact halves, XLA's integer semantics for abs/sign/rem, nextafter in each float format,

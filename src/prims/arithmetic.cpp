@@ -1,4 +1,5 @@
-// Binary arithmetic primitives: add, sub, mul, div, max, min, pow.
+// Binary arithmetic primitives: add, sub, mul, div, max, min, pow (the unary ones are in
+// arithmetic_unary.cpp).
 //
 // Operands share one dtype (no promotion: that is tessera::numpy's job) and follow lax's
 // broadcasting rule. Kernels never materialize broadcasts: they walk runs of the output with
@@ -31,7 +32,7 @@ namespace {
 using elementwise::Accept;
 using elementwise::wrap_t;
 
-constexpr const char* kLayer = "prims/elementwise_binary";
+constexpr const char* kLayer = "prims/arithmetic";
 
 struct AddOp : elementwise::NumberKernel {
   template <class C>
@@ -262,7 +263,7 @@ void set_scalar_defs() {
 
 }  // namespace
 
-void register_elementwise_binary() {
+void register_arithmetic() {
   for (Primitive* p : {&add, &sub, &mul, &div, &max, &min, &pow})
     p->kind = PrimitiveKind::kElementwise;
   set_scalar_defs();
