@@ -22,7 +22,7 @@ RULES = [
     (r"include/tessera/(numpy[a-z_]*|io|debug)\.h$", "libraries"),
     (r"src/api/(numpy_[a-z_]+|debug)\.(cpp|h)$", "libraries"),
     (r"src/io/", "libraries"),
-    (r"include/tessera/(transforms[a-z_]*|checkpoint|custom_derivatives[a-z_]*|"
+    (r"include/tessera/(transforms[a-z_]*|jit|checkpoint|custom_derivatives[a-z_]*|"
      r"control_flow[a-z_]*|lax_cond|lax_scan|lax_assoc_scan)\.h$", "transforms"),
     (r"src/api/(lax_(cond|scan|assoc_scan)|loop_carry)\.cpp$", "transforms"),
     (r"src/transforms/", "transforms"),

@@ -13,6 +13,7 @@
 #include "tessera/io.h"
 #include "tessera/jaxpr.h"
 #include "tessera/jaxpr_parse.h"
+#include "tessera/jit.h"
 #include "tessera/lax.h"
 #include "tessera/lax_assoc_scan.h"
 #include "tessera/numpy.h"

@@ -25,4 +25,5 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_devices(m);
   tessera::python::bind_tree(m);
   tessera::python::bind_config(m);
+  tessera::python::bind_jit(m);
 }

@@ -137,6 +137,7 @@ void bind_control_flow(py::module_& m);  // lax control flow (py_control_flow.cp
 void bind_cumulative(py::module_& m);    // lax.associative_scan, cumulative ops (py_cumulative.cpp)
 void bind_devices(py::module_& m);       // memory_stats, set_memory_limit (py_devices.cpp)
 void bind_tree(py::module_& m);          // pytrees on the C++ TreeDef (py_tree.cpp)
-void bind_config(py::module_& m);        // jax.config over the flag registry (py_config.cpp)
+void bind_config(py::module_& m);
+void bind_jit(py::module_& m);  // jax.jit's trace cache (py_jit.cpp)        // jax.config over the flag registry (py_config.cpp)
 
 }  // namespace tessera::python

@@ -98,7 +98,8 @@ std::vector<Flag> definitions() {
       "The default precision of matmul-like operations (dot_general, conv).",
       "in effect: the CPU kernels always compute at full float32 precision ('highest'), which "
       "every setting permits");
-  add("jax_disable_jit", Kind::kBool, false, {}, "Run jit-decorated functions op by op.", kLater15);
+  add("jax_disable_jit", Kind::kBool, false, {}, "Run jit-decorated functions op by op.",
+      "in effect: jit-decorated functions run eagerly, op by op");
   add("jax_debug_nans", Kind::kBool, false, {},
       "Raise FloatingPointError when an operation produces a NaN.", kLater15);
   add("jax_debug_infs", Kind::kBool, false, {},

@@ -6,12 +6,35 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <ostream>
 #include <unordered_map>
 
+#include "ir/print_rules.h"
 #include "tessera/jaxpr.h"
 
 namespace tessera {
+
+namespace {
+
+std::mutex g_print_mu;
+std::unordered_map<const Primitive*, std::vector<std::string>>& print_orders() {
+  static std::unordered_map<const Primitive*, std::vector<std::string>> m;
+  return m;
+}
+
+}  // namespace
+
+void ir::set_param_print_order(const Primitive& p, std::vector<std::string> leading) {
+  std::lock_guard<std::mutex> lock(g_print_mu);
+  print_orders()[&p] = std::move(leading);
+}
+
+std::vector<std::string> ir::param_print_order(const Primitive& p) {
+  std::lock_guard<std::mutex> lock(g_print_mu);
+  auto it = print_orders().find(&p);
+  return it == print_orders().end() ? std::vector<std::string>{} : it->second;
+}
 
 namespace {
 
@@ -241,13 +264,22 @@ class Printer {
     return text(param_value_str(v));
   }
 
-  Doc params(const Params& p) {
+  Doc params(const Params& p, const Primitive* prim) {
     if (p.empty()) return nil();
     std::vector<const std::pair<std::string, ParamValue>*> items;
     for (const auto& kv : p.items()) items.push_back(&kv);
-    // JAX prints params sorted by name.
-    std::stable_sort(items.begin(), items.end(),
-                     [](const auto* a, const auto* b) { return a->first < b->first; });
+    // JAX prints params sorted by name, after those a primitive's print rule puts first.
+    const std::vector<std::string> lead =
+        prim ? ir::param_print_order(*prim) : std::vector<std::string>{};
+    auto rank = [&](const std::string& k) {
+      auto it = std::find(lead.begin(), lead.end(), k);
+      return static_cast<size_t>(it - lead.begin());
+    };
+    std::stable_sort(items.begin(), items.end(), [&](const auto* a, const auto* b) {
+      const size_t ra = rank(a->first), rb = rank(b->first);
+      if (ra != rb) return ra < rb;
+      return a->first < b->first;
+    });
     std::vector<Doc> kvs;
     for (const auto* kv : items)
       kvs.push_back(concat({text(kv->first + "="), param_value(kv->second)}));
@@ -258,7 +290,7 @@ class Printer {
   Doc eqn(const JaxprEqn& e) {
     Doc lhs = e.outvars.empty() ? nil() : binders(e.outvars);
     const std::string prim = e.primitive ? e.primitive->name() : "<null primitive>";
-    Doc ps = params(e.params);
+    Doc ps = params(e.params, e.primitive);
     Doc rhs = concat({text(prim), ps, concat({text(" "), uses(e.invars, "")})});
     if (e.outvars.empty()) return rhs;
     return concat({lhs, text(" = "), rhs});

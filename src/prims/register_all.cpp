@@ -9,6 +9,7 @@
 #include "prims/checkpoint.h"
 #include "prims/cond.h"
 #include "prims/cumulative.h"
+#include "prims/jit.h"
 #include "prims/prims.h"
 #include "prims/scan.h"
 #include "prims/while_loop.h"
@@ -50,6 +51,7 @@ void register_all() {
     prims::register_checkpoint();
     prims::register_callbacks();
     prims::register_cumulative();
+    prims::register_jit();
     g_registered.store(true, std::memory_order_release);
   });
 }

@@ -1,8 +1,9 @@
 // The primitive sweep (util/sweep.h): one table row per primitive configuration, and every row
 // checked forward (NumPy), jvp (finite differences, 1st and 2nd order), vjp (adjoint identity,
-// grad of sum) and vmap (loop-and-stack). A new primitive joins by adding a row here;
-// SweepTable fails while a registered primitive has none. SweepCatches breaks rules on purpose
-// (through the rule slots, restored afterwards) to show that each check fails when it should.
+// grad of sum), vmap (loop-and-stack) and jit (equal to eager on every dtype and shape). A new
+// primitive joins by adding a row here; SweepTable fails while a registered primitive has none.
+// SweepCatches breaks rules on purpose (through the rule slots, restored afterwards) to show that
+// each check fails when it should.
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
@@ -397,6 +398,7 @@ const std::map<std::string, std::string>& exempt() {
       {"cond", "sub-jaxpr primitive: tested in test_cond.cpp"},
       {"while", "sub-jaxpr primitive: tested in test_while.cpp"},
       {"checkpoint", "sub-jaxpr primitive: tested in test_checkpoint.cpp"},
+      {"jit", "sub-jaxpr primitive: tested in test_jit.cpp (and every row runs under it)"},
       {"name", "checkpoint_name (identity with a name): tested in test_checkpoint.cpp"},
       {"debug_callback", "host callback with effects: tested in test_callbacks.cpp"},
       {"pure_callback", "host callback: tested in test_callbacks.cpp"},
@@ -483,6 +485,12 @@ class SweepVmap : public ::testing::TestWithParam<const Row*> {};
 TEST_P(SweepVmap, MatchesLoopAndStack) { report(*GetParam(), "vmap", check_vmap(*GetParam())); }
 INSTANTIATE_TEST_SUITE_P(Rows, SweepVmap,
                          ::testing::ValuesIn(rows_where([](const Row& r) { return r.vmap; })),
+                         row_name);
+
+class SweepJit : public ::testing::TestWithParam<const Row*> {};
+TEST_P(SweepJit, EqualsEager) { report(*GetParam(), "jit", check_jit(*GetParam())); }
+INSTANTIATE_TEST_SUITE_P(Rows, SweepJit,
+                         ::testing::ValuesIn(rows_where([](const Row&) { return true; })),
                          row_name);
 
 class SweepVmapOfAd : public ::testing::TestWithParam<const Row*> {};

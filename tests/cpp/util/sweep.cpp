@@ -696,6 +696,38 @@ void compare_batched(const Row& row, const std::string& label, const Array& got,
 
 }  // namespace
 
+// ---------------------------------------------------------------- jit
+
+Stats check_jit(const Row& row) {
+  Stats st;
+  const flat::Fun f = wrap(row);
+  std::vector<DType> dts = row.dtypes;
+  if (dts.empty()) dts.push_back(DType::kFloat32);
+  for (DType d : dts) {
+    for (const auto& shapes : row.shapes) {
+      testing::X64Scope x64(needs_x64(row, d));
+      Args xs = draw_all(row, shapes, d);
+      const std::string label = "jit " + sn(d) + " " + avals_str(xs);
+      ++st.cases;
+      try {
+        Array want = row.fn(xs);
+        JitOptions o;
+        o.name = row.name;
+        flat::JitCache cache(o);
+        TreeDef out_def;
+        std::vector<TreeDef> leaves(xs.size(), TreeDef::leaf());
+        std::vector<Array> got = cache.call(TreeDef::tuple(leaves), xs, f, out_def);
+        if (std::string m = same(got.at(0), want); !m.empty())
+          ADD_FAILURE() << where(row, label) << ": jit differs from eager: " << m << "; "
+                        << values_at(xs);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << where(row, label) << " raised: " << e.what();
+      }
+    }
+  }
+  return st;
+}
+
 Stats check_vmap(const Row& row) {
   Stats st;
   const flat::Fun f = wrap(row);

@@ -128,6 +128,7 @@ Stats check_forward(const std::vector<const Row*>& rows, const std::string& fami
 Stats check_jvp(const Row& row);   // finite differences, or the zero tangent
 Stats check_vjp(const Row& row);   // adjoint identity (f32, f64), grad of sum, 2nd order
 Stats check_vmap(const Row& row);  // loop-and-stack (also batches of 1 and 0, nested)
+Stats check_jit(const Row& row);   // under jit equals eager, every dtype and shape pattern
 // vmap of x, v -> jvp(f, x, v) and of x, u -> vjp(f, x)(u) vs the loop, primals batched or
 // not (jacfwd/jacrev's pattern), in float32: the batching rules of the rules' own ops.
 Stats check_vmap_of_ad(const Row& row);

@@ -1,0 +1,232 @@
+"""jax.jit over the C++ jit (tessera/jit.h, python/src/py_jit.cpp).
+
+jit(f) stages f once per abstract signature into a `jit` equation carrying a closed jaxpr and runs
+it as a compiled executable; under grad/vmap/scan/another jit the primitive's rules transform the
+call. The trace cache is the C++ JitCache: keyed on the dynamic arguments' pytree structure (the
+C++ TreeDef) and avals (shape, dtype, weak type: Python scalars are weakly typed; a NumPy array
+and a Tessera array of one aval share an entry) and jax_enable_x64. Static arguments select the
+cache: one per distinct (hashable) tuple of static values, so a new static value is one new
+trace. Caches belong to the function object, as JAX's do: wrapping the same function with jit
+again does not retrace.
+"""
+import functools
+import inspect
+import weakref
+
+from tessera import _tessera
+from tessera import tree_util
+from tessera._src.config import config
+
+Array = _tessera.Array
+
+__all__ = ["jit"]
+
+# fun -> {(static key, options): JitCache}; weak on the function, as JAX's caches.
+_caches = weakref.WeakKeyDictionary()
+
+
+def _as_tuple(x, name):
+    if x is None:
+        return ()
+    if isinstance(x, (int, str)):
+        return (x,)
+    try:
+        return tuple(x)
+    except TypeError:
+        raise TypeError(f"jit: {name} must be an int, a str or a sequence of them, got {x!r}") \
+            from None
+
+
+def _hashable(v):
+    try:
+        hash(v)
+    except TypeError as err:
+        raise ValueError(
+            "Non-hashable static arguments are not supported. An error occurred while trying to "
+            f"hash an object of type {type(v)}, {v!r}. The error was:\nTypeError: {err}") \
+            from None
+    return v
+
+
+def _ensure_arrays(leaves):
+    return [x if isinstance(x, Array) else _tessera.asarray(x) for x in leaves]
+
+
+def _fun_name(fun):
+    name = getattr(fun, "__name__", None)
+    return name if isinstance(name, str) else type(fun).__name__
+
+
+class _Jitted:
+    """What jit(f) returns: callable, with .trace(...), .eval_shape(...) and the wrapped
+    function's attributes."""
+
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
+                 keep_unused, inline):
+        self._fun = fun
+        self._name = _fun_name(fun)
+        try:
+            self._sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._sig = None
+        nums = [int(i) for i in _as_tuple(static_argnums, "static_argnums")]
+        names = [str(n) for n in _as_tuple(static_argnames, "static_argnames")]
+        # JAX infers the names of static_argnums and the positions of static_argnames.
+        if self._sig is not None:
+            params = [p for p in self._sig.parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            for i in list(nums):
+                if 0 <= i < len(params) and params[i].name not in names and \
+                        params[i].kind != params[i].POSITIONAL_ONLY:
+                    names.append(params[i].name)
+            for n in list(names):
+                for i, p in enumerate(params):
+                    if p.name == n and i not in nums:
+                        nums.append(i)
+        self._static_argnums = tuple(sorted(set(nums)))
+        self._static_argnames = tuple(names)
+        self._donate_argnums = tuple(_as_tuple(donate_argnums, "donate_argnums"))
+        self._donate_argnames = tuple(_as_tuple(donate_argnames, "donate_argnames"))
+        self._options = (self._name, bool(keep_unused), bool(inline))
+        functools.update_wrapper(self, fun)
+
+    # ---- the cache of this function and these options
+    def _cache(self, static_key):
+        key = (static_key, self._options)
+        try:
+            table = _caches.setdefault(self._fun, {})
+        except TypeError:  # not weak-referenceable: the cache lives with this wrapper
+            table = self.__dict__.setdefault("_own_cache", {})
+        c = table.get(key)
+        if c is None:
+            name, keep_unused, inline = self._options
+            c = table[key] = _tessera.JitCache(name, keep_unused, inline)
+        return c
+
+    def _split(self, args, kwargs):
+        """(dynamic args, dynamic kwargs, static key): the static values, hashed, select the
+        cache."""
+        nargs = len(args)
+        static_vals = []
+        for i in self._static_argnums:
+            j = i if i >= 0 else nargs + i
+            if 0 <= j < nargs:
+                static_vals.append((j, _hashable(args[j])))
+        static_idx = {j for j, _ in static_vals}
+        static_kw = tuple(sorted((k, _hashable(v)) for k, v in kwargs.items()
+                                 if k in self._static_argnames))
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
+        dyn = tuple(a for j, a in enumerate(args) if j not in static_idx)
+        return dyn, dyn_kwargs, (nargs, tuple(static_vals), static_kw)
+
+    def _flat_fun(self, args, kwargs, static_key, in_tree):
+        nargs, static_vals, static_kw = static_key
+        statics = dict(static_vals)
+
+        def flat(leaves):
+            dyn, dkw = tree_util.tree_unflatten(in_tree, list(leaves))
+            it = iter(dyn)
+            full = [statics[j] if j in statics else next(it) for j in range(nargs)]
+            kw = dict(dkw)
+            kw.update(static_kw)
+            out = self._fun(*full, **kw)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            return _ensure_arrays(out_leaves), out_tree
+        return flat
+
+    def __call__(self, *args, **kwargs):
+        if config.jax_disable_jit:
+            return self._fun(*args, **kwargs)
+        if self._donate_argnums or self._donate_argnames:
+            _warn_donation()
+        dyn, dkw, static_key = self._split(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn, dkw))
+        cache = self._cache(static_key)
+        outs, out_tree = cache.call(in_tree, leaves, self._flat_fun(args, kwargs, static_key,
+                                                                      in_tree))
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    def trace(self, *args, **kwargs):
+        """jit(f).trace(*args): a Traced whose .jaxpr is f's closed jaxpr for this signature."""
+        dyn, dkw, static_key = self._split(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn, dkw))
+        from tessera._src.api import _abstractify
+        cache = self._cache(static_key)
+        closed, out_tree = cache.trace(in_tree, _abstractify(leaves),
+                                       self._flat_fun(args, kwargs, static_key, in_tree))
+        return Traced(closed, out_tree, self._name)
+
+    def eval_shape(self, *args, **kwargs):
+        """jit(f).eval_shape(*args): the output's ShapeDtypeStructs, computing nothing."""
+        from tessera._src.api import ShapeDtypeStruct
+        t = self.trace(*args, **kwargs)
+        shapes = [ShapeDtypeStruct(s, d, w) for (s, d, w) in t.jaxpr.out_avals]
+        return tree_util.tree_unflatten(t.out_tree, shapes)
+
+    @property
+    def _trace_count(self):
+        """The traces of every cache of this function and options (tests count retraces)."""
+        table = _caches.get(self._fun, {}) if self._is_weakrefable() else \
+            self.__dict__.get("_own_cache", {})
+        return sum(c.trace_count for (k, o), c in table.items() if o == self._options)
+
+    def _is_weakrefable(self):
+        try:
+            weakref.ref(self._fun)
+            return True
+        except TypeError:
+            return False
+
+    def __get__(self, obj, objtype=None):  # jit as a method decorator
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<jitted function {self._name}>"
+
+
+def _warn_donation():
+    # What JAX's CPU backend said before it reused donated buffers; Tessera does not reuse them
+    # yet, so donated arrays stay valid.
+    import warnings
+    warnings.warn("Some donated buffers were not usable: Tessera does not reuse donated buffers "
+                  "yet, so the donated arrays remain valid. See "
+                  "https://jax.readthedocs.io/en/latest/faq.html#buffer-donation.",
+                  UserWarning, stacklevel=3)
+
+
+class Traced:
+    """jax.stages.Traced: the staged program of one signature."""
+
+    def __init__(self, jaxpr, out_tree, name):
+        self.jaxpr = jaxpr
+        self.out_tree = out_tree
+        self.fun_name = name
+
+    def __repr__(self):
+        return f"Traced({self.fun_name})"
+
+
+def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=None,
+        static_argnames=None, donate_argnums=None, donate_argnames=None, keep_unused=False,
+        device=None, backend=None, inline=False, abstracted_axes=None, compiler_options=None):
+    """jax.jit: f compiled for each abstract signature of its arguments (see the module doc).
+    Usable as a decorator, with or without arguments. in_shardings/out_shardings may only be
+    trivial (one device)."""
+    if fun is None:
+        return lambda f: jit(f, in_shardings=in_shardings, out_shardings=out_shardings,
+                             static_argnums=static_argnums, static_argnames=static_argnames,
+                             donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                             keep_unused=keep_unused, device=device, backend=backend,
+                             inline=inline, abstracted_axes=abstracted_axes,
+                             compiler_options=compiler_options)
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")
+    if backend not in (None, "cpu"):
+        raise ValueError(f"Unknown backend {backend!r}: Tessera runs on 'cpu' today")
+    if abstracted_axes is not None:
+        raise NotImplementedError("jit: abstracted_axes (dynamic shapes) is not supported by "
+                                  "Tessera")
+    return _Jitted(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
+                   keep_unused, inline)

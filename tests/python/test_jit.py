@@ -1,0 +1,254 @@
+"""tessera.jit against eager evaluation on fresh random inputs: results bitwise equal; JAX's
+caching rules counted in traces (same signature, NumPy vs Tessera arrays, weak Python scalars,
+static values, re-wrapping, shapes, x64); the decorator forms; make_jaxpr's `jit` equation;
+composition with grad, vmap, scan, nested jit, custom_vjp and checkpoint; disable_jit; trace and
+eval_shape; errors; and a small training loop jitted vs eager. The seed is TESSERA_TEST_SEED (or
+the clock), printed by conftest's `rng`."""
+import functools
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import tessera as jax
+import tessera.numpy as jnp
+from tessera import lax
+
+
+def A(x):
+    return np.asarray(x)
+
+
+def same(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(A(a), A(b))
+
+
+def test_jit_equals_eager_bitwise(rng):
+    def f(x, y, z):
+        return jnp.exp(x * y + z) - jnp.sin(z) / (jnp.abs(x) + 1.0)
+    jf = jax.jit(f)
+    for shape in [(), (7,), (3, 5), (0, 2)]:
+        x, y, z = (jnp.asarray(rng.normal(size=shape).astype(np.float32)) for _ in range(3))
+        same(jf(x, y, z), f(x, y, z))
+    for dt in (np.int32, np.int8, np.uint8):
+        a = jnp.asarray(rng.integers(-5, 5, size=6).astype(dt))
+        b = jnp.asarray(rng.integers(1, 5, size=6).astype(dt))
+        same(jax.jit(lambda u, v: u * v + u // v)(a, b), a * b + a // b)
+    w = jnp.asarray(rng.normal(size=(4, 3)).astype(np.float32))
+    x = jnp.asarray(rng.normal(size=(5, 4)).astype(np.float32))
+    mlp = lambda w, x: jnp.sum(jnp.tanh(x @ w), axis=0)  # noqa: E731
+    same(jax.jit(mlp)(w, x), mlp(w, x))
+    # pytrees in and out, keyword arguments
+    tree = {"a": x, "b": (w, 2.0)}
+    out = jax.jit(lambda t, scale=1.0: {"s": t["a"] @ t["b"][0] * t["b"][1] * scale})(
+        tree, scale=3.0)
+    same(out["s"], x @ w * 2.0 * 3.0)
+
+
+def test_decorator_forms_and_static_arguments(rng):
+    @jax.jit
+    def f(x):
+        return x * 2
+    x = jnp.asarray(rng.normal(size=3).astype(np.float32))
+    same(f(x), x * 2)
+
+    @functools.partial(jax.jit, static_argnums=1)
+    def g(x, n):
+        for _ in range(n):  # Python control flow on a static argument
+            x = x + 1.0
+        return x
+    same(g(x, 3), x + 1.0 + 1.0 + 1.0)
+
+    @jax.jit(static_argnames="mode")
+    def h(x, mode="sin"):
+        return jnp.sin(x) if mode == "sin" else jnp.cos(x)
+    same(h(x, mode="cos"), jnp.cos(x))
+    same(h(x), jnp.sin(x))
+    with pytest.raises(ValueError, match=re.escape(
+            "Non-hashable static arguments are not supported. An error occurred while trying to "
+            "hash an object of type <class 'list'>, [1, 2]. The error was:\nTypeError: "
+            "unhashable type: 'list'")):
+        g(x, [1, 2])
+
+
+def test_trace_cache_rules(rng):
+    calls = []
+
+    def f(x, y):
+        calls.append(1)
+        return x * y + 1.0
+    jf = jax.jit(f)
+    x = jnp.asarray(rng.normal(size=3).astype(np.float32))
+    y = jnp.asarray(rng.normal(size=3).astype(np.float32))
+    before = jax._tessera.jit_compile_count()
+    jf(x, y)
+    jf(x, y)
+    jf(jnp.asarray(rng.normal(size=3).astype(np.float32)), y)
+    assert len(calls) == 1
+    compiled = jax._tessera.jit_compile_count()
+    assert compiled - before <= 1
+    jf(x, y)
+    assert jax._tessera.jit_compile_count() == compiled  # no recompile, ever
+    # A NumPy array of the same aval shares the entry.
+    jf(A(x), y)
+    assert len(calls) == 1
+    # Wrapping the same function again does not retrace.
+    jax.jit(f)(x, y)
+    assert len(calls) == 1
+    # A new shape: one new trace.
+    jf(jnp.ones(4), jnp.ones(4))
+    assert len(calls) == 2
+    # A Python scalar is a weakly typed argument; a NumPy scalar a strong one.
+    jf(x, 2.0)
+    jf(x, 3.0)
+    assert len(calls) == 3
+    jf(x, np.float32(2.0))
+    assert len(calls) == 4
+    # New static values retrace once each.
+    k = jax.jit(lambda x, n: x * n, static_argnums=1)
+    counts = []
+    k2 = jax.jit(lambda x, n: (counts.append(n), x * n)[1], static_argnums=1)
+    for n in (2, 3, 2, 3):
+        same(k2(x, n), x * n)
+    assert counts == [2, 3]
+    same(k(x, 4), x * 4)
+    # x64 is part of the signature.
+    with _x64_context():
+        jf(x, y)
+    assert len(calls) == 5
+
+
+class _x64_context:
+    def __enter__(self):
+        self.old = jax.config.jax_enable_x64
+        jax.config.update("jax_enable_x64", True)
+
+    def __exit__(self, *exc):
+        jax.config.update("jax_enable_x64", self.old)
+
+
+def test_make_jaxpr_shows_the_jit_equation():
+    def f(x):
+        return jnp.sin(x) * 2.0
+    text = str(jax.make_jaxpr(jax.jit(f))(jnp.ones(3)))
+    assert re.search(r"b:f32\[3\] = jit\[\s+name=f\s+jaxpr=\{ lambda ; c:f32\[3\]\. let", text), \
+        text
+    assert "donated_invars" not in text and "keep_unused" not in text
+    t = jax.jit(f).trace(jnp.ones(3))
+    assert str(t.jaxpr) == str(jax.make_jaxpr(f)(jnp.ones(3)))
+    s = jax.jit(f).eval_shape(jnp.ones(3))
+    assert s.shape == (3,) and s.dtype == jnp.float32
+
+
+def test_composes_with_transformations(rng):
+    w = jnp.asarray(rng.normal(size=(4, 3)).astype(np.float32))
+    x = jnp.asarray(rng.normal(size=(5, 4)).astype(np.float32))
+
+    def loss(w, x):
+        return jnp.sum(jnp.tanh(x @ w) ** 2)
+    g = jax.grad(loss)(w, x)
+    same(jax.grad(jax.jit(loss))(w, x), g)
+    same(jax.jit(jax.grad(loss))(w, x), g)
+    xs = jnp.asarray(rng.normal(size=(6, 5, 4)).astype(np.float32))
+    same(jax.vmap(jax.jit(loss), in_axes=(None, 0))(w, xs), jax.vmap(loss, in_axes=(None, 0))(w, xs))
+    inner = jax.jit(lambda v: jnp.cos(v) * v)
+    outer = jax.jit(lambda v: inner(v) + inner(v * 2.0))
+    v = jnp.asarray(rng.normal(size=8).astype(np.float32))
+    same(outer(v), jnp.cos(v) * v + jnp.cos(v * 2.0) * (v * 2.0))
+    seq = jnp.asarray(rng.normal(size=(5, 8)).astype(np.float32))
+
+    def body(c, xi):
+        n = inner(c + xi)
+        return n, n * 2.0
+
+    def eager_body(c, xi):
+        n = jnp.cos(c + xi) * (c + xi)
+        return n, n * 2.0
+    c1, y1 = lax.scan(body, v, seq)
+    c2, y2 = lax.scan(eager_body, v, seq)
+    same(c1, c2)
+    same(y1, y2)
+    same(jax.grad(lambda c: jnp.sum(lax.scan(body, c, seq)[0]))(v),
+         jax.grad(lambda c: jnp.sum(lax.scan(eager_body, c, seq)[0]))(v))
+    same(jax.jit(lambda p, a, b: lax.cond(p, lambda u: inner(u), lambda u: -u, a + b))(
+        True, v, v), jnp.cos(v + v) * (v + v))
+    cube = lambda s: s * s * s  # noqa: E731
+    same(jax.grad(jax.grad(jax.jit(cube)))(1.7), jax.grad(jax.grad(cube))(1.7))
+
+
+def test_custom_vjp_and_checkpoint_inside_jit(rng):
+    @jax.custom_vjp
+    def clip_grad(x):
+        return x * 3.0
+
+    def fwd(x):
+        return x * 3.0, None
+
+    def bwd(_, ct):
+        return (jnp.clip(ct, -1.0, 1.0),)
+    clip_grad.defvjp(fwd, bwd)
+    x = jnp.asarray(rng.normal(size=6).astype(np.float32))
+    h = lambda v: jnp.sum(clip_grad(v) * 5.0)  # noqa: E731
+    same(jax.jit(jax.grad(h))(x), jnp.ones(6))
+    same(jax.grad(jax.jit(h))(x), jnp.ones(6))
+    layer = jax.checkpoint(lambda v: jnp.sin(jnp.sin(v)))
+    f = lambda v: jnp.sum(layer(v) * v)  # noqa: E731
+    f0 = lambda v: jnp.sum(jnp.sin(jnp.sin(v)) * v)  # noqa: E731
+    same(jax.jit(jax.grad(f))(x), jax.grad(f0)(x))
+
+
+def test_disable_jit_runs_eagerly(rng):
+    seen = []
+
+    def f(x):
+        seen.append(type(x))
+        return x + 1
+    x = jnp.asarray(rng.normal(size=3).astype(np.float32))
+    with jax.disable_jit():
+        same(jax.jit(f)(x), x + 1)
+    assert len(seen) == 1 and not x._is_tracer
+    jax.jit(f)(x)
+    assert len(seen) == 2
+
+
+def test_errors():
+    @jax.jit
+    def f(x):
+        if x > 0:  # Python control flow on a traced value
+            return x
+        return -x
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        f(jnp.ones(()))
+    with pytest.raises(TypeError, match="Expected a callable value"):
+        jax.jit(3)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        x = jnp.ones(3)
+        jax.jit(lambda a: a * 2, donate_argnums=0)(x)
+        assert any("donated buffers were not usable" in str(m.message) for m in w)
+    same(x, jnp.ones(3))  # not deleted: Tessera does not reuse donated buffers yet
+
+
+def test_training_loop_jitted_equals_eager(rng):
+    w0 = {"w": jnp.asarray(rng.normal(size=(3, 4)).astype(np.float32)) * 0.3,
+          "b": jnp.zeros(4)}
+    xb = jnp.asarray(rng.normal(size=(16, 3)).astype(np.float32))
+    yb = jnp.asarray(rng.normal(size=(16, 4)).astype(np.float32))
+
+    def loss(p, x, y):
+        return jnp.mean((jnp.tanh(x @ p["w"] + p["b"]) - y) ** 2)
+
+    def step(p, x, y, lr):
+        l, g = jax.value_and_grad(loss)(p, x, y)
+        return jax.tree_util.tree_map(lambda a, b: a - lr * b, p, g), l
+    jstep = jax.jit(step, static_argnums=3)
+    pe, pj = w0, w0
+    for _ in range(15):
+        pe, le = step(pe, xb, yb, 0.1)
+        pj, lj = jstep(pj, xb, yb, 0.1)
+        same(lj, le)
+    same(pj["w"], pe["w"])
+    same(pj["b"], pe["b"])
+    assert float(lj) < float(loss(w0, xb, yb))
