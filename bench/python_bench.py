@@ -8,6 +8,8 @@ the C++ suites (bench/harness.h; docs/performance.md).
   grad_small       per-call cost of jax.grad(lambda v: jnp.sum(jnp.tanh(v) * v)) on 16 float32
                    values; peer functorch.grad of the same function (torch_autograd_ms: plain
                    torch autograd, .backward() on a fresh leaf); gradients compared (max_rel_diff)
+  jit_call_python  per-call cost of a cached jax.jit(f)(x, y, z), f = x * y + z on 16-element
+                   float32 Arrays; peer the eager call f(x, y, z) (the C++ side: suite `jit`)
   tree_flatten_params  per-call cost of flatten + unflatten of a nested dict of 1,000 array
                    leaves (100 layers of 10 parameters) with tessera.tree_util (C++ TreeDef);
                    peer torch.utils._pytree (tree_flatten + tree_unflatten); `pure_python_ms`:
@@ -209,8 +211,27 @@ def tree_flatten_params(o):
     return rec
 
 
+def jit_call_python(o):
+    iters = 5000
+    reps = max(o.reps, 11)
+    xn, yn, zn = uniform(4, SMALL), uniform(5, SMALL), uniform(6, SMALL)
+    x, y, z = jnp.asarray(xn), jnp.asarray(yn), jnp.asarray(zn)
+
+    def f(a, b, c):
+        return a * b + c
+    jf = jax.jit(f)
+    if not np.array_equal(np.asarray(jf(x, y, z)), np.asarray(f(x, y, z))):
+        raise RuntimeError("jit_call_python: jit(f) differs from f")
+    tessera_ms = per_call_ms(lambda: jf(x, y, z), iters, o.warmup, reps)
+    eager_ms = per_call_ms(lambda: f(x, y, z), iters, o.warmup, reps)
+    if jf._trace_count != 1:
+        raise RuntimeError("jit_call_python: the call retraced")
+    return {"tessera_ms": tessera_ms, "peer": "Tessera eager f(x, y, z) from Python",
+            "peer_ms": eager_ms, "n": SMALL, "iters": iters}
+
+
 CASES = {"eager_add_small": eager_add_small, "grad_small": grad_small,
-         "tree_flatten_params": tree_flatten_params}
+         "tree_flatten_params": tree_flatten_params, "jit_call_python": jit_call_python}
 ORDER = ["bench", "case", "tessera_ms", "peer", "peer_ms", "ratio", "gflops", "gbps", "peak_mb"]
 
 

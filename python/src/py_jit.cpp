@@ -1,14 +1,72 @@
-// jax.jit's C++ side (tessera/jit.h): the trace cache of one jitted function over Python pytrees.
-// tessera/_src/jit.py splits off static arguments (one cache per static key), flattens the
-// dynamic ones with the C++ pytrees and calls JitCache.call, which looks the signature up, stages
-// the Python function on a miss and binds the `jit` primitive.
+// jax.jit's C++ side (tessera/jit.h): the trace cache of one jitted function over Python pytrees,
+// and JitFunction, the base of the object jax.jit returns, whose __call__ is C++ end to end for
+// calls with positional dynamic arguments only: flatten the arguments with the C++ pytrees, look
+// the signature up, execute, unflatten — Python runs only on a miss (to trace). Other calls
+// (keyword or static arguments, donation, disable_jit) go to the Python path
+// (tessera/_src/jit.py's _call_python), which splits off static arguments (one cache per static
+// key) and calls JitCache.call.
 #include "py_common.h"
 #include "py_tree.h"
+#include "tessera/config.h"
 #include "tessera/jit.h"
 
 namespace tessera::python {
 
+namespace {
+
+// The flat function of a Python trace hook: hook(leaves) -> (out_leaves, out_treedef); the
+// output structure lands in out_def.
+flat::Fun traced_fun(py::function hook, TreeDef& out_def) {
+  PyFn fn = share(std::move(hook));
+  return [fn, &out_def](std::span<const Array> v) {
+    py::gil_scoped_acquire gil;
+    py::tuple r = (*fn)(to_list(v));
+    out_def = r[1].cast<const pytree::PyTreeDef&>().def;
+    return result_arrays(r[0], "jit");
+  };
+}
+
+struct JitFunction {
+  std::shared_ptr<flat::JitCache> cache;  // the cache of positional-only calls
+  bool fast = false;                      // no static arguments and no donation
+};
+
+py::object jit_function_call(py::object self, py::args args, py::kwargs kwargs) {
+  JitFunction& jf = self.cast<JitFunction&>();
+  if (!jf.fast || kwargs.size() != 0 || config::read_bool("jax_disable_jit"))
+    return self.attr("_call_python")(*args, **kwargs);
+  py::list leaves;
+  pytree::Flattener fl{leaves.ptr(), nullptr, true, false, {}};
+  TreeDef in_def = fl.flatten(args.ptr());
+  std::vector<Array> xs = to_arrays(leaves);
+  TreeDef out_def;
+  flat::Fun fun;
+  // Only a miss calls the Python tracer (made lazily: a hit builds no Python closure).
+  fun = [&self, &in_def, &out_def](std::span<const Array> v) {
+    py::gil_scoped_acquire gil;
+    py::function hook = self.attr("_positional_tracer")(pytree::PyTreeDef{in_def, py::none()});
+    return traced_fun(std::move(hook), out_def)(v);
+  };
+  std::vector<Array> outs = jf.cache->call(in_def, xs, fun, out_def);
+  std::vector<py::object> objs;
+  objs.reserve(outs.size());
+  for (const Array& a : outs) objs.push_back(py::cast(a));
+  std::vector<PyObject*> ptrs;
+  ptrs.reserve(objs.size());
+  for (const py::object& o : objs) ptrs.push_back(o.ptr());
+  size_t pos = 0, kpos = 0;
+  return pytree::unflatten_rec(out_def, ptrs.data(), pos, nullptr, kpos);
+}
+
+}  // namespace
+
 void bind_jit(py::module_& m) {
+  py::class_<JitFunction>(m, "JitFunction", py::dynamic_attr())
+      .def(py::init([](std::shared_ptr<flat::JitCache> cache, bool fast) {
+             return JitFunction{std::move(cache), fast};
+           }),
+           py::arg("cache"), py::arg("fast"))
+      .def("__call__", &jit_function_call);
   py::class_<flat::JitCache, std::shared_ptr<flat::JitCache>>(m, "JitCache")
       .def(py::init([](std::string name, bool keep_unused, bool inline_call) {
              JitOptions o;
@@ -25,14 +83,8 @@ void bind_jit(py::module_& m) {
              py::function f) {
             std::vector<Array> xs = to_arrays(leaves);
             TreeDef out_def;
-            PyFn fn = share(std::move(f));
-            flat::Fun fun = [fn, &out_def](std::span<const Array> v) {
-              py::gil_scoped_acquire gil;
-              py::tuple r = (*fn)(to_list(v));
-              out_def = r[1].cast<const pytree::PyTreeDef&>().def;
-              return result_arrays(r[0], "jit");
-            };
-            std::vector<Array> outs = c.call(in_tree.def, xs, fun, out_def);
+            std::vector<Array> outs =
+                c.call(in_tree.def, xs, traced_fun(std::move(f), out_def), out_def);
             return py::make_tuple(to_list(outs), pytree::PyTreeDef{out_def, py::none()});
           },
           py::arg("in_tree"), py::arg("leaves"), py::arg("fun"))
@@ -42,14 +94,7 @@ void bind_jit(py::module_& m) {
              py::function f) {
             std::vector<Array> xs = to_arrays(leaves);
             TreeDef out_def;
-            PyFn fn = share(std::move(f));
-            flat::Fun fun = [fn, &out_def](std::span<const Array> v) {
-              py::gil_scoped_acquire gil;
-              py::tuple r = (*fn)(to_list(v));
-              out_def = r[1].cast<const pytree::PyTreeDef&>().def;
-              return result_arrays(r[0], "jit");
-            };
-            ClosedJaxpr j = c.trace(in_tree.def, xs, fun, out_def);
+            ClosedJaxpr j = c.trace(in_tree.def, xs, traced_fun(std::move(f), out_def), out_def);
             return py::make_tuple(j, pytree::PyTreeDef{out_def, py::none()});
           },
           py::arg("in_tree"), py::arg("leaves"), py::arg("fun"))

@@ -57,9 +57,13 @@ def _fun_name(fun):
     return name if isinstance(name, str) else type(fun).__name__
 
 
-class _Jitted:
-    """What jit(f) returns: callable, with .trace(...), .eval_shape(...) and the wrapped
-    function's attributes."""
+_FAST_KEY = ("positional",)
+
+
+class _Jitted(_tessera.JitFunction):
+    """What jit(f) returns: callable (JitFunction.__call__ is C++: calls with positional dynamic
+    arguments never enter Python on a cache hit; others take _call_python), with .trace(...),
+    .eval_shape(...) and the wrapped function's attributes."""
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
                  keep_unused, inline):
@@ -88,6 +92,9 @@ class _Jitted:
         self._donate_argnums = tuple(_as_tuple(donate_argnums, "donate_argnums"))
         self._donate_argnames = tuple(_as_tuple(donate_argnames, "donate_argnames"))
         self._options = (self._name, bool(keep_unused), bool(inline))
+        fast = not (self._static_argnums or self._static_argnames or self._donate_argnums or
+                    self._donate_argnames)
+        super().__init__(self._cache(_FAST_KEY), fast)
         functools.update_wrapper(self, fun)
 
     # ---- the cache of this function and these options
@@ -134,7 +141,16 @@ class _Jitted:
             return _ensure_arrays(out_leaves), out_tree
         return flat
 
-    def __call__(self, *args, **kwargs):
+    def _positional_tracer(self, in_tree):
+        """The trace hook of the C++ fast path: leaves -> (out_leaves, out_tree) of
+        fun(*args)."""
+        def flat(leaves):
+            out = self._fun(*tree_util.tree_unflatten(in_tree, list(leaves)))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            return _ensure_arrays(out_leaves), out_tree
+        return flat
+
+    def _call_python(self, *args, **kwargs):
         if config.jax_disable_jit:
             return self._fun(*args, **kwargs)
         if self._donate_argnums or self._donate_argnames:
