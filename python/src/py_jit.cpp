@@ -37,7 +37,15 @@ py::object jit_function_call(py::object self, py::args args, py::kwargs kwargs) 
     return self.attr("_call_python")(*args, **kwargs);
   py::list leaves;
   pytree::Flattener fl{leaves.ptr(), nullptr, true, false, {}};
-  TreeDef in_def = fl.flatten(args.ptr());
+  // The structure of (args, {}), as the Python path flattens (dynamic args, dynamic kwargs), so
+  // both paths share cache entries.
+  static const TreeDef no_kwargs = [] {
+    py::dict d;
+    py::list l;
+    pytree::Flattener f{l.ptr(), nullptr, true, false, {}};
+    return f.flatten(d.ptr());
+  }();
+  TreeDef in_def = TreeDef::tuple({fl.flatten(args.ptr()), no_kwargs});
   std::vector<Array> xs = to_arrays(leaves);
   TreeDef out_def;
   flat::Fun fun;

@@ -252,3 +252,33 @@ def test_training_loop_jitted_equals_eager(rng):
     same(pj["w"], pe["w"])
     same(pj["b"], pe["b"])
     assert float(lj) < float(loss(w0, xb, yb))
+
+
+def test_aot_stages(rng):
+    calls = []
+
+    def f(x, y):
+        calls.append(1)
+        return jnp.sin(x) * y + jnp.log(jnp.abs(x) + 1.0) * 0.0
+    jf = jax.jit(f)
+    spec = jax.ShapeDtypeStruct((3,), jnp.float32)
+    lowered = jf.lower(spec, spec)
+    text = lowered.as_text()
+    assert "sin" in text and "log" in text, text
+    compiled = lowered.compile()
+    plan = compiled.as_text()
+    assert "executable (" in plan and "= eager sin" in plan, plan
+    x = jnp.asarray(rng.normal(size=3).astype(np.float32))
+    y = jnp.asarray(rng.normal(size=3).astype(np.float32))
+    same(compiled(x, y), f(x, y))
+    assert len(calls) == 2  # the trace for lower, and the eager reference call above
+    same(jf(x, y), compiled(x, y))  # the jitted call shares the entry: no new trace
+    assert len(calls) == 2
+    with pytest.raises(TypeError, match="Argument types differ from the types for which this "
+                                        "computation was compiled"):
+        compiled(jnp.ones(4), jnp.ones(4))
+    with pytest.raises(TypeError, match="input pytree does not match"):
+        compiled((x, y), y)
+    assert jf.eval_shape(spec, spec).shape == (3,)
+    t = jf.trace(spec, spec)
+    assert str(t.jaxpr).startswith("{ lambda ; a:f32[3] b:f32[3]. let")

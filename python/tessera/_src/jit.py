@@ -99,6 +99,9 @@ class _Jitted(_tessera.JitFunction):
 
     # ---- the cache of this function and these options
     def _cache(self, static_key):
+        # Calls without static values share the positional fast path's cache (same entries).
+        if static_key != _FAST_KEY and not static_key[1] and not static_key[2]:
+            static_key = _FAST_KEY
         key = (static_key, self._options)
         try:
             table = _caches.setdefault(self._fun, {})
@@ -133,7 +136,8 @@ class _Jitted(_tessera.JitFunction):
         def flat(leaves):
             dyn, dkw = tree_util.tree_unflatten(in_tree, list(leaves))
             it = iter(dyn)
-            full = [statics[j] if j in statics else next(it) for j in range(nargs)]
+            n = len(dyn) + len(statics) if nargs is None else nargs
+            full = [statics[j] if j in statics else next(it) for j in range(n)]
             kw = dict(dkw)
             kw.update(static_kw)
             out = self._fun(*full, **kw)
@@ -142,13 +146,8 @@ class _Jitted(_tessera.JitFunction):
         return flat
 
     def _positional_tracer(self, in_tree):
-        """The trace hook of the C++ fast path: leaves -> (out_leaves, out_tree) of
-        fun(*args)."""
-        def flat(leaves):
-            out = self._fun(*tree_util.tree_unflatten(in_tree, list(leaves)))
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            return _ensure_arrays(out_leaves), out_tree
-        return flat
+        """The trace hook of the C++ fast path (in_tree: the structure of (args, {}))."""
+        return self._flat_fun((), {}, (None, (), ()), in_tree)
 
     def _call_python(self, *args, **kwargs):
         if config.jax_disable_jit:
@@ -163,21 +162,26 @@ class _Jitted(_tessera.JitFunction):
         return tree_util.tree_unflatten(out_tree, outs)
 
     def trace(self, *args, **kwargs):
-        """jit(f).trace(*args): a Traced whose .jaxpr is f's closed jaxpr for this signature."""
+        """jit(f).trace(*args): a Traced whose .jaxpr is f's closed jaxpr for this signature
+        (arguments may be ShapeDtypeStructs)."""
         dyn, dkw, static_key = self._split(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn, dkw))
         from tessera._src.api import _abstractify
+        abstract = _abstractify(leaves)
         cache = self._cache(static_key)
-        closed, out_tree = cache.trace(in_tree, _abstractify(leaves),
+        closed, out_tree = cache.trace(in_tree, abstract,
                                        self._flat_fun(args, kwargs, static_key, in_tree))
-        return Traced(closed, out_tree, self._name)
+        return Traced(self, closed, in_tree, _avals_of(abstract), out_tree, static_key,
+                      self._name)
 
     def eval_shape(self, *args, **kwargs):
         """jit(f).eval_shape(*args): the output's ShapeDtypeStructs, computing nothing."""
-        from tessera._src.api import ShapeDtypeStruct
-        t = self.trace(*args, **kwargs)
-        shapes = [ShapeDtypeStruct(s, d, w) for (s, d, w) in t.jaxpr.out_avals]
-        return tree_util.tree_unflatten(t.out_tree, shapes)
+        return self.trace(*args, **kwargs).out_info
+
+    def lower(self, *args, **kwargs):
+        """jit(f).lower(*args): the Lowered program for these arguments' signature (arrays,
+        scalars or ShapeDtypeStructs); .compile() gives the Compiled executable."""
+        return self.trace(*args, **kwargs).lower()
 
     @property
     def _trace_count(self):
@@ -212,16 +216,99 @@ def _warn_donation():
                   UserWarning, stacklevel=3)
 
 
-class Traced:
-    """jax.stages.Traced: the staged program of one signature."""
+def _avals_of(leaves):
+    out = []
+    for x in leaves:
+        a = x if isinstance(x, Array) else _tessera.asarray(x)
+        out.append((tuple(a.shape), a._dtype_name, bool(a.weak_type)))
+    return out
 
-    def __init__(self, jaxpr, out_tree, name):
+
+def _aval_str(a):
+    shape, dtype, weak = a
+    return f"ShapedArray({dtype}[{','.join(str(d) for d in shape)}]" + \
+        (", weak_type=True" if weak else "") + ")"
+
+
+class Traced:
+    """jax.stages.Traced: the staged program of one signature (.jaxpr, .out_info, .lower())."""
+
+    def __init__(self, jitted, jaxpr, in_tree, in_avals, out_tree, static_key, name):
+        self._jitted = jitted
         self.jaxpr = jaxpr
+        self.in_tree = in_tree
+        self.in_avals = in_avals
         self.out_tree = out_tree
+        self._static_key = static_key
         self.fun_name = name
+
+    @property
+    def out_info(self):
+        from tessera._src.api import ShapeDtypeStruct
+        shapes = [ShapeDtypeStruct(s, d, w) for (s, d, w) in self.jaxpr.out_avals]
+        return tree_util.tree_unflatten(self.out_tree, shapes)
+
+    def lower(self):
+        return Lowered(self)
 
     def __repr__(self):
         return f"Traced({self.fun_name})"
+
+
+class Lowered:
+    """jax.stages.Lowered: the program before the compiler's passes; .as_text(), .compile()."""
+
+    def __init__(self, traced):
+        self._traced = traced
+
+    def as_text(self):
+        return str(self._traced.jaxpr)
+
+    def compile(self):
+        return Compiled(self._traced)
+
+    @property
+    def in_tree(self):
+        return self._traced.in_tree
+
+    @property
+    def out_info(self):
+        return self._traced.out_info
+
+
+class Compiled:
+    """jax.stages.Compiled: callable on arguments of the signature it was compiled for (others
+    raise TypeError); .as_text() is the optimized program and the executable plan."""
+
+    def __init__(self, traced):
+        self._traced = traced
+        self._text = _tessera.compiled_text(traced.jaxpr)
+
+    def as_text(self):
+        return self._text
+
+    def __call__(self, *args, **kwargs):
+        t = self._traced
+        dyn, dkw, static_key = t._jitted._split(args, kwargs)
+        if static_key != t._static_key:
+            raise TypeError("Computation was compiled for different static arguments: "
+                            f"{t._static_key[1:]} vs {static_key[1:]}")
+        leaves, in_tree = tree_util.tree_flatten((dyn, dkw))
+        if in_tree != t.in_tree:
+            raise TypeError("Function compiled with input pytree does not match the input pytree "
+                            f"it was called with: compiled with {t.in_tree}, called with "
+                            f"{in_tree}")
+        avals = _avals_of(leaves)
+        if avals != t.in_avals:
+            diffs = [f"argument {i}: compiled for {_aval_str(a)}, called with {_aval_str(b)}"
+                     for i, (a, b) in enumerate(zip(t.in_avals, avals)) if a != b]
+            raise TypeError("Argument types differ from the types for which this computation "
+                            "was compiled. The mismatches are:\n" + "\n".join(diffs))
+        return t._jitted(*args, **kwargs)
+
+    @property
+    def out_info(self):
+        return self._traced.out_info
 
 
 def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=None,
