@@ -1,6 +1,9 @@
 // The Array class in Python and the NumPy interop (zero-copy both ways where it is safe).
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "py_common.h"
 
@@ -37,16 +40,22 @@ std::shared_ptr<Buffer> external_buffer(const py::array& a) {
                           std::move(keep));
 }
 
+std::mutex g_views_mu;
+std::unordered_map<const Buffer*, int>& view_counts() {
+  static auto* m = new std::unordered_map<const Buffer*, int>;
+  return *m;
+}
+
 // The capsule that np.asarray(tessera_array) views keep as their base: it owns a reference to
 // the Array's buffer and, by its name, marks memory that is never written.
 constexpr const char* kBufferCapsule = "tessera.buffer";
 
 void delete_buffer_capsule(PyObject* cap) {
-  delete static_cast<std::shared_ptr<Buffer>*>(PyCapsule_GetPointer(cap, kBufferCapsule));
+  delete static_cast<ExternalView*>(PyCapsule_GetPointer(cap, kBufferCapsule));
 }
 
 py::object buffer_capsule(const std::shared_ptr<Buffer>& buf) {
-  auto* keep = new std::shared_ptr<Buffer>(buf);
+  auto* keep = new ExternalView(buf);
   PyObject* cap = PyCapsule_New(keep, kBufferCapsule, delete_buffer_capsule);
   if (cap == nullptr) {
     delete keep;
@@ -75,7 +84,7 @@ bool immutable_memory(const py::array& arr, std::shared_ptr<Buffer>* tessera_buf
       obj = view->obj;
     } else if (PyCapsule_IsValid(obj, kBufferCapsule)) {
       *tessera_buffer =
-          *static_cast<std::shared_ptr<Buffer>*>(PyCapsule_GetPointer(obj, kBufferCapsule));
+          static_cast<ExternalView*>(PyCapsule_GetPointer(obj, kBufferCapsule))->buffer();
       return true;
     } else if (py::isinstance<Array>(obj)) {
       const Array& a = py::handle(obj).cast<const Array&>();
@@ -254,6 +263,7 @@ namespace {
 // must raise BufferError. Views are read-only; `internal` keeps the buffer alive.
 struct BufferView {
   std::shared_ptr<Buffer> buffer;
+  std::unique_ptr<ExternalView> counted;  // counts the view while it lives
   std::vector<Py_ssize_t> shape, strides;
   std::string format;
 };
@@ -280,6 +290,7 @@ int array_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
     }
     auto* bv = new BufferView;
     bv->buffer = a.buffer("buffer protocol");
+    bv->counted = std::make_unique<ExternalView>(bv->buffer);
     bv->shape.assign(a.shape().begin(), a.shape().end());
     bv->strides.resize(bv->shape.size());
     Py_ssize_t st = static_cast<Py_ssize_t>(itemsize(a.dtype()));
@@ -509,6 +520,23 @@ void bind_array(py::module_& m) {
     }
     return std::string(dtype_name(result_type(ts.data(), ts.size()).dtype));
   });
+}
+
+ExternalView::ExternalView(std::shared_ptr<Buffer> buffer) : buffer_(std::move(buffer)) {
+  std::lock_guard<std::mutex> lock(g_views_mu);
+  ++view_counts()[buffer_.get()];
+}
+
+ExternalView::~ExternalView() {
+  std::lock_guard<std::mutex> lock(g_views_mu);
+  auto it = view_counts().find(buffer_.get());
+  if (it != view_counts().end() && --it->second == 0) view_counts().erase(it);
+}
+
+int external_views(const Buffer* buffer) {
+  std::lock_guard<std::mutex> lock(g_views_mu);
+  auto it = view_counts().find(buffer);
+  return it == view_counts().end() ? 0 : it->second;
 }
 
 }  // namespace tessera::python

@@ -35,6 +35,23 @@ inline std::vector<Array> arrays_of(py::handle xs) {
   return out;
 }
 
+// A zero-copy view of a buffer handed to NumPy or to a DLPack consumer, counted per buffer while
+// it lives (thread-safe: a consumer may release a DLPack tensor on any thread). jit refuses to
+// donate a buffer with a live view (JAX's warning), so the view never sees freed memory.
+class ExternalView {
+ public:
+  explicit ExternalView(std::shared_ptr<Buffer> buffer);
+  ~ExternalView();
+  ExternalView(const ExternalView&) = delete;
+  ExternalView& operator=(const ExternalView&) = delete;
+  const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+
+ private:
+  std::shared_ptr<Buffer> buffer_;
+};
+// The live external views of a buffer.
+int external_views(const Buffer* buffer);
+
 // A read-only NumPy view of a concrete array (bfloat16: a float32 copy; float0: bool zeros).
 py::array to_numpy(const Array& a);
 
@@ -138,6 +155,7 @@ void bind_cumulative(py::module_& m);    // lax.associative_scan, cumulative ops
 void bind_devices(py::module_& m);       // memory_stats, set_memory_limit (py_devices.cpp)
 void bind_tree(py::module_& m);          // pytrees on the C++ TreeDef (py_tree.cpp)
 void bind_config(py::module_& m);
-void bind_jit(py::module_& m);  // jax.jit's trace cache (py_jit.cpp)        // jax.config over the flag registry (py_config.cpp)
+void bind_jit(py::module_& m);  // jax.jit's trace cache (py_jit.cpp)        // jax.config over the
+                                // flag registry (py_config.cpp)
 
 }  // namespace tessera::python

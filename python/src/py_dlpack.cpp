@@ -28,6 +28,7 @@ constexpr DLCode kCodes[] = {
 // The exported tensor's owner: keeps the Array (its buffer) and the shape/strides alive.
 struct Exported {
   Array array;
+  std::unique_ptr<ExternalView> counted;  // counts the export while the consumer holds it
   std::vector<int64_t> shape, strides;
   DLManagedTensor managed{};
 };
@@ -61,6 +62,7 @@ void bind_dlpack(py::module_& m, py::class_<Array>& cls) {
         auto* ex = new Exported;
         ex->array = a;
         const std::shared_ptr<Buffer>& buf = a.buffer("__dlpack__");
+        ex->counted = std::make_unique<ExternalView>(buf);
         ex->shape.assign(a.shape().begin(), a.shape().end());
         ex->strides.resize(ex->shape.size());
         int64_t st = 1;

@@ -68,7 +68,9 @@ void bind_errors(py::module_& m) {
     } catch (const OutOfMemoryError& e) {
       set_error(PyExc_MemoryError, e.what());
     } catch (const ValueError& e) {
-      set_error(PyExc_ValueError, e.what());
+      // A deleted or donated array: JAX raises RuntimeError ("Array has been deleted ...").
+      const bool deleted = std::strstr(e.what(), "Array has been deleted with shape=") != nullptr;
+      set_error(deleted ? PyExc_RuntimeError : PyExc_ValueError, e.what());
     } catch (const TypeError& e) {
       set_error(PyExc_TypeError, e.what());
     } catch (const InternalError& e) {

@@ -84,18 +84,40 @@ void bind_jit(py::module_& m) {
              return std::make_shared<flat::JitCache>(std::move(o));
            }),
            py::arg("name"), py::arg("keep_unused") = false, py::arg("inline") = false)
-      // f(leaves) -> (out_leaves, out_treedef); returns (outputs, out_treedef).
+      // f(leaves) -> (out_leaves, out_treedef); returns (outputs, out_treedef, refused): the
+      // leaves flagged in `donated` that are concrete Tessera Arrays are deleted after the call
+      // (an output that is the same array gets a handle of its own), except those with a live
+      // NumPy/DLPack view, whose avals are returned for JAX's warning.
       .def(
           "call",
           [](flat::JitCache& c, const pytree::PyTreeDef& in_tree, const py::sequence& leaves,
-             py::function f) {
+             py::function f, py::object donated) {
             std::vector<Array> xs = to_arrays(leaves);
             TreeDef out_def;
             std::vector<Array> outs =
                 c.call(in_tree.def, xs, traced_fun(std::move(f), out_def), out_def);
-            return py::make_tuple(to_list(outs), pytree::PyTreeDef{out_def, py::none()});
+            py::list refused;
+            if (!donated.is_none()) {
+              const std::vector<bool> mask = donated.cast<std::vector<bool>>();
+              for (size_t i = 0; i < mask.size() && i < xs.size(); ++i) {
+                if (!mask[i] || !py::isinstance<Array>(leaves[i])) continue;
+                Array x = xs[i];
+                if (!x.is_concrete() || x.is_deleted()) continue;
+                if (external_views(x.buffer("jit").get()) > 0) {
+                  std::string shape = "ShapedArray(" + std::string(dtype_name(x.dtype())) + "[";
+                  for (size_t d = 0; d < x.shape().size(); ++d)
+                    shape += (d ? "," : "") + std::to_string(x.shape()[d]);
+                  refused.append(py::str(shape + "])"));
+                  continue;
+                }
+                for (Array& o : outs)
+                  if (o.impl() == x.impl()) o = Array(o.aval(), o.buffer("jit"));
+                x.delete_buffer();
+              }
+            }
+            return py::make_tuple(to_list(outs), pytree::PyTreeDef{out_def, py::none()}, refused);
           },
-          py::arg("in_tree"), py::arg("leaves"), py::arg("fun"))
+          py::arg("in_tree"), py::arg("leaves"), py::arg("fun"), py::arg("donated") = py::none())
       .def(
           "trace",
           [](flat::JitCache& c, const pytree::PyTreeDef& in_tree, const py::sequence& leaves,
@@ -108,6 +130,10 @@ void bind_jit(py::module_& m) {
           py::arg("in_tree"), py::arg("leaves"), py::arg("fun"))
       .def_property_readonly("trace_count", &flat::JitCache::trace_count);
   m.def("jit_compile_count", &flat::jit_compile_count);
+  // The live NumPy/DLPack views of an array's buffer (0 for tracers and deleted arrays).
+  m.def("external_views", [](const Array& a) {
+    return a.is_concrete() && !a.is_deleted() ? external_views(a.buffer("jit").get()) : 0;
+  });
   m.def("compiled_text", &flat::compiled_text);
 }
 

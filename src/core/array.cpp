@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/array_errors.h"
 #include "prims/kernel_util.h"
 #include "tessera/sharding.h"
 
@@ -30,10 +31,7 @@ const std::shared_ptr<Buffer>& Array::buffer(const char* why) const {
                  "numpy::where for value-dependent control flow, or pass the argument as "
                  "static."));
   }
-  if (impl_->deleted) {
-    throw ValueError(op_message(
-        why, "array " + impl_->aval.str() + " has been deleted (or donated); it cannot be used"));
-  }
+  if (impl_->deleted) throw ValueError(op_message(why, deleted_array_message(impl_->aval)));
   return impl_->buffer;
 }
 
@@ -87,6 +85,20 @@ Array::operator bool() const {
                                             " elements is ambiguous; use numpy::any or all"));
   }
   return load_as_double(dtype(), raw_data("bool")) != 0.0;
+}
+
+std::string deleted_array_message(const Aval& a) {
+  // Appends only: g++ 12 warns falsely (-Wrestrict) on `"literal" + std::string&&`.
+  std::string s = "Array has been deleted with shape=";
+  s += dtype_name(a.dtype);
+  s += '[';
+  for (size_t i = 0; i < a.shape.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(a.shape[i]);
+  }
+  s += "]. It was deleted (Array.delete) or donated to a jit call (donate_argnums); compute it "
+       "again, or do not donate it";
+  return s;
 }
 
 void Array::delete_buffer() {

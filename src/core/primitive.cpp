@@ -6,6 +6,8 @@
 #include <map>
 #include <mutex>
 
+#include "core/array_errors.h"
+
 namespace tessera {
 namespace {
 
@@ -304,11 +306,9 @@ std::vector<Array> EvalTrace::process_primitive(const Primitive& p, std::span<co
                         "function being transformed (stored in a global, a captured variable or "
                         "a side channel). Return it as an output of the function instead."));
     }
-    if (ai->deleted) {
-      throw ValueError(
-          op_message(p.name(), "argument " + std::to_string(i) + " (" + a.aval().str() +
-                                   ") has been deleted or donated; it cannot be used"));
-    }
+    if (ai->deleted)
+      throw ValueError(op_message(
+          p.name(), "argument " + std::to_string(i) + ": " + deleted_array_message(ai->aval)));
     Device* d = ai->buffer->device();
     if (i == 0) first_dev = d;
     mixed |= d != first_dev;

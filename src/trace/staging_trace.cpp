@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "core/array_errors.h"
+
 namespace tessera::trace {
 
 std::string StagingTracer::str() const {
@@ -26,8 +28,7 @@ bool StagingTrace::is_own(const Array& a) const {
 Atom StagingTrace::atom_for(const Array& a, std::string_view op) {
   if (const auto* t = own_tracer<StagingTracer>(a, this, op)) return t->var();
   if (a.is_concrete() && a.is_deleted())
-    throw ValueError(op_message(
-        op, "an argument (" + a.aval().str() + ") has been deleted or donated; it cannot be used"));
+    throw ValueError(op_message(op, deleted_array_message(a.aval())));
   if (a.is_concrete() && a.ndim() == 0) return Literal(a);
   auto it = const_index_.find(a.impl().get());
   if (it != const_index_.end()) return it->second;

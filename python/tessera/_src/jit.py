@@ -149,16 +149,37 @@ class _Jitted(_tessera.JitFunction):
         """The trace hook of the C++ fast path (in_tree: the structure of (args, {}))."""
         return self._flat_fun((), {}, (None, (), ()), in_tree)
 
+    def _donation_mask(self, args, kwargs):
+        """One flag per dynamic leaf (the order of flattening (dynamic args, dynamic kwargs)):
+        whether its argument is donated; None when nothing is."""
+        nargs = len(args)
+        donated = {i if i >= 0 else nargs + i for i in self._donate_argnums}
+        static = {i if i >= 0 else nargs + i for i in self._static_argnums}
+        mask = []
+        for j, a in enumerate(args):
+            if j not in static:
+                mask += [j in donated] * len(tree_util.tree_leaves(a))
+        for k in sorted(k for k in kwargs if k not in self._static_argnames):
+            mask += [k in self._donate_argnames] * len(tree_util.tree_leaves(kwargs[k]))
+        return mask if any(mask) else None
+
     def _call_python(self, *args, **kwargs):
         if config.jax_disable_jit:
             return self._fun(*args, **kwargs)
-        if self._donate_argnums or self._donate_argnames:
-            _warn_donation()
         dyn, dkw, static_key = self._split(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn, dkw))
         cache = self._cache(static_key)
-        outs, out_tree = cache.call(in_tree, leaves, self._flat_fun(args, kwargs, static_key,
-                                                                      in_tree))
+        donated = self._donation_mask(args, kwargs) if (
+            self._donate_argnums or self._donate_argnames) else None
+        outs, out_tree, refused = cache.call(
+            in_tree, leaves, self._flat_fun(args, kwargs, static_key, in_tree), donated)
+        if refused:
+            import warnings
+            shown = ", ".join(refused)
+            warnings.warn(f"Some donated buffers were not usable: {shown}.\nSee an explanation "
+                          "at https://jax.readthedocs.io/en/latest/faq.html#buffer-donation. "
+                          "(A NumPy or DLPack view of the buffer is alive.)", UserWarning,
+                          stacklevel=2)
         return tree_util.tree_unflatten(out_tree, outs)
 
     def trace(self, *args, **kwargs):
@@ -204,16 +225,6 @@ class _Jitted(_tessera.JitFunction):
 
     def __repr__(self):
         return f"<jitted function {self._name}>"
-
-
-def _warn_donation():
-    # What JAX's CPU backend said before it reused donated buffers; Tessera does not reuse them
-    # yet, so donated arrays stay valid.
-    import warnings
-    warnings.warn("Some donated buffers were not usable: Tessera does not reuse donated buffers "
-                  "yet, so the donated arrays remain valid. See "
-                  "https://jax.readthedocs.io/en/latest/faq.html#buffer-donation.",
-                  UserWarning, stacklevel=3)
 
 
 def _avals_of(leaves):
