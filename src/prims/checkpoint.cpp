@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ir/passes/dce.h"
+#include "prims/call_rules.h"
 #include "prims/prims.h"
 #include "tessera/errors.h"
 #include "tessera/param_types.h"
@@ -28,26 +28,11 @@ using OpaquePtr = std::shared_ptr<const OpaqueParam>;
 // JAX's remat_dce: prune the body's unused outputs, and the operands it then no longer reads.
 std::pair<std::vector<bool>, std::optional<JaxprEqn>> remat_dce(const std::vector<bool>& used,
                                                                 const JaxprEqn& eqn) {
-  const Jaxpr& body = *eqn.params.get<JaxprPtr>("jaxpr");
-  bool any = std::find(used.begin(), used.end(), true) != used.end();
-  if (!any && eqn.effects.empty())
-    return {std::vector<bool>(eqn.invars.size(), false), std::nullopt};
-  auto [pruned, used_in] = ir::dce(body, used);
-  Jaxpr nb = *pruned;
-  nb.invars.clear();
-  JaxprEqn ne = eqn;
-  ne.invars.clear();
-  for (size_t i = 0; i < body.invars.size(); ++i)
-    if (used_in[i]) {
-      nb.invars.push_back(pruned->invars[i]);
-      ne.invars.push_back(eqn.invars[i]);
-    }
-  ne.outvars.clear();
-  for (size_t i = 0; i < eqn.outvars.size(); ++i)
-    if (used[i]) ne.outvars.push_back(eqn.outvars[i]);
-  nb.cached_hash = 0;
-  ne.params.set("jaxpr", intern(std::move(nb)));
-  return {used_in, std::move(ne)};
+  return call_dce(used, eqn, false, [&eqn](JaxprPtr body, const std::vector<bool>&) {
+    Params p = eqn.params;
+    p.set("jaxpr", std::move(body));
+    return p;
+  });
 }
 
 void define_remat() {
@@ -55,17 +40,7 @@ void define_remat() {
   p.abstract_eval = [](std::span<const Aval> in, const Params& params) {
     // The operands must be what the body takes, checked before eval_jaxpr indexes them.
     const Jaxpr& j = *params.get<JaxprPtr>("jaxpr");
-    bool ok = j.constvars.empty() && j.invars.size() == in.size();
-    for (size_t i = 0; ok && i < in.size(); ++i)
-      ok = j.invars[i].aval().shape == in[i].shape && j.invars[i].aval().dtype == in[i].dtype;
-    if (!ok) {
-      std::string want, got;
-      for (const Var& v : j.invars) want += (want.empty() ? "" : ", ") + v.aval().str();
-      for (const Aval& a : in) got += (got.empty() ? "" : ", ") + a.str();
-      throw TypeError(op_message("checkpoint", "the body jaxpr takes (" + want + ")" +
-                                                   (j.constvars.empty() ? "" : " and constvars") +
-                                                   " but the call passes (" + got + ")"));
-    }
+    check_call_operands("checkpoint", "the body jaxpr", j, in);
     return trace::out_avals(j);
   };
   p.impl = [](const ExecContext&, std::span<const Array> args, const Params& params,

@@ -12,12 +12,11 @@
 #include <unordered_map>
 
 #include "compiler/executable.h"
-#include "ir/passes/dce.h"
 #include "ir/print_rules.h"
-#include "prims/ad_util.h"
-#include "prims/batch_util.h"
+#include "prims/call_rules.h"
 #include "tessera/errors.h"
 #include "trace/jaxpr_transforms.h"
+#include "trace/tangents.h"
 
 namespace tessera::prims {
 
@@ -62,23 +61,19 @@ JitCallOptions derived(const Params& params, const char* what) {
 
 std::vector<Aval> jit_abstract_eval(std::span<const Aval> in, const Params& params) {
   const Jaxpr& j = body_of(params);
-  bool ok = j.constvars.empty() && j.invars.size() == in.size();
-  for (size_t i = 0; ok && i < in.size(); ++i)
-    ok = j.invars[i].aval().shape == in[i].shape && j.invars[i].aval().dtype == in[i].dtype;
-  if (!ok) {
-    std::string want, got;
-    for (const Var& v : j.invars) want += (want.empty() ? "" : ", ") + v.aval().str();
-    for (const Aval& a : in) got += (got.empty() ? "" : ", ") + a.str();
-    throw TypeError(op_message("jit", "the jaxpr of " + params.get<std::string>("name") +
-                                          " takes (" + want + ")" +
-                                          (j.constvars.empty() ? "" : " and constvars") +
-                                          " but the call passes (" + got + ")"));
-  }
+  check_call_operands("jit", "the jaxpr of " + params.get<std::string>("name"), j, in);
   if (params.has("donated_invars") &&
       params.get<std::vector<int64_t>>("donated_invars").size() != in.size())
     throw TypeError(op_message(
         "jit", "donated_invars needs one flag per operand (" + std::to_string(in.size()) + ")"));
   return trace::out_avals(j);
+}
+
+// Binds jit on a transformed body, named what(f).
+Rebind rebind(const Params& params, const char* what) {
+  JitCallOptions o = derived(params, what);
+  return
+      [o](JaxprPtr body, std::span<const Array> ops) { return bind_jit(std::move(body), ops, o); };
 }
 
 std::vector<Array> jit_impl(const ExecContext& ctx, std::span<const Array> args,
@@ -89,19 +84,7 @@ std::vector<Array> jit_impl(const ExecContext& ctx, std::span<const Array> args,
 std::pair<std::vector<Array>, std::vector<Array>> jit_jvp(std::span<const Array> primals,
                                                           std::span<const Array> tangents,
                                                           const Params& params) {
-  const Jaxpr& body = body_of(params);
-  const size_t m = body.outvars.size();
-  std::vector<bool> nz = trace::nonzero_mask(primals, tangents);
-  trace::JvpJaxpr jj = trace::jvp_jaxpr(body, nz, std::vector<bool>(m, false));
-  std::vector<Array> ops = trace::concat({jj.consts, primals});
-  for (size_t i = 0; i < primals.size(); ++i)
-    if (nz[i]) ops.push_back(tangents[i]);
-  std::vector<Array> r = bind_jit(jj.jaxpr, ops, derived(params, "jvp"));
-  std::vector<Array> po(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(m)), to(m);
-  size_t k = m;
-  for (size_t i = 0; i < m; ++i)
-    if (jj.out_nonzero[i]) to[i] = r[k++];
-  return {std::move(po), std::move(to)};
+  return call_jvp(body_of(params), primals, tangents, rebind(params, "jvp"));
 }
 
 std::pair<std::vector<Array>, std::vector<Array>> jit_linearize(std::span<const Array> primals,
@@ -133,75 +116,29 @@ std::pair<std::vector<Array>, std::vector<Array>> jit_linearize(std::span<const 
 
 std::vector<Array> jit_transpose(std::span<const Array> cts, std::span<const Array> args,
                                  std::span<const Aval>, const Params& params) {
-  const Jaxpr& body = body_of(params);
-  std::vector<bool> linear(args.size());
-  std::vector<Array> ops;
-  for (size_t i = 0; i < args.size(); ++i) {
-    linear[i] = !args[i].defined();
-    if (!linear[i]) ops.push_back(args[i]);
-  }
-  for (size_t k = 0; k < body.outvars.size(); ++k) {
-    const Aval& want = atom_aval(body.outvars[k]);
-    Array c = k < cts.size() ? cts[k] : Array();
-    ops.push_back(ad::instantiate(c, Aval{want.shape, want.dtype, false}));
-  }
-  trace::Staged tj = trace::transpose_jaxpr(body, linear);
-  std::vector<Array> r =
-      bind_jit(tj.jaxpr, trace::concat({tj.consts, ops}), derived(params, "transpose"));
-  std::vector<Array> out(args.size());
-  for (size_t i = 0, k = 0; i < args.size(); ++i)
-    if (linear[i]) out[i] = r[k++];
-  return out;
+  return call_transpose(body_of(params), cts, args, rebind(params, "transpose"));
 }
 
 std::pair<std::vector<Array>, std::vector<int64_t>> jit_batch(const BatchAxis&,
                                                               std::span<const Array> args,
                                                               std::span<const int64_t> dims,
                                                               const Params& params) {
-  const Jaxpr& body = body_of(params);
-  const int64_t size = batching::batch_size(args, dims);
-  std::vector<bool> batched(args.size());
-  std::vector<Array> ops;
-  for (size_t i = 0; i < args.size(); ++i) {
-    batched[i] = dims[i] != batching::kNotMapped;
-    ops.push_back(batched[i] ? batching::move_axis(args[i], dims[i], 0) : args[i]);
-  }
-  trace::BatchedJaxpr bj =
-      trace::batch_jaxpr(body, batched, size, std::vector<bool>(body.outvars.size(), true));
-  std::vector<Array> outs =
-      bind_jit(bj.jaxpr, trace::concat({bj.consts, ops}), derived(params, "vmap"));
-  return {std::move(outs), std::vector<int64_t>(body.outvars.size(), 0)};
+  return call_batch(body_of(params), args, dims, rebind(params, "vmap"));
 }
 
 // JAX's dce rule of jit: unused outputs go, and the operands the pruned body no longer reads
-// (unless keep_unused).
+// (unless keep_unused); the donation flags follow their operands.
 std::pair<std::vector<bool>, std::optional<JaxprEqn>> jit_dce(const std::vector<bool>& used,
                                                               const JaxprEqn& eqn) {
-  const Jaxpr& body = *eqn.params.get<JaxprPtr>("jaxpr");
   const JitCallOptions o = jit_options_of(eqn.params);
-  const bool any = std::find(used.begin(), used.end(), true) != used.end();
-  if (!any && eqn.effects.empty() && !o.keep_unused)
-    return {std::vector<bool>(eqn.invars.size(), false), std::nullopt};
-  auto [pruned, used_in] = ir::dce(body, used);
-  if (o.keep_unused) used_in.assign(used_in.size(), true);
-  Jaxpr nb = *pruned;
-  nb.invars.clear();
-  JaxprEqn ne = eqn;
-  ne.invars.clear();
-  JitCallOptions no = o;
-  no.donated.clear();
-  for (size_t i = 0; i < body.invars.size(); ++i)
-    if (used_in[i]) {
-      nb.invars.push_back(pruned->invars[i]);
-      ne.invars.push_back(eqn.invars[i]);
-      if (!o.donated.empty()) no.donated.push_back(o.donated[i]);
-    }
-  ne.outvars.clear();
-  for (size_t i = 0; i < eqn.outvars.size(); ++i)
-    if (used[i]) ne.outvars.push_back(eqn.outvars[i]);
-  nb.cached_hash = 0;
-  ne.params = jit_params(intern(std::move(nb)), no);
-  return {used_in, std::move(ne)};
+  return call_dce(used, eqn, o.keep_unused, [&o](JaxprPtr body, const std::vector<bool>& used_in) {
+    JitCallOptions no = o;
+    no.donated.clear();
+    if (!o.donated.empty())
+      for (size_t i = 0; i < used_in.size(); ++i)
+        if (used_in[i]) no.donated.push_back(o.donated[i]);
+    return jit_params(std::move(body), no);
+  });
 }
 
 }  // namespace
