@@ -46,7 +46,14 @@ py::object jit_function_call(py::object self, py::args args, py::kwargs kwargs) 
     return f.flatten(d.ptr());
   }();
   TreeDef in_def = TreeDef::tuple({fl.flatten(args.ptr()), no_kwargs});
-  std::vector<Array> xs = to_arrays(leaves);
+  std::vector<Array> xs;
+  try {
+    xs = to_arrays(leaves);
+  } catch (const std::exception&) {
+    // A leaf that is not an array: JAX's error, naming where it was passed.
+    self.attr("_invalid_argument")(args, py::dict());
+    throw;
+  }
   TreeDef out_def;
   flat::Fun fun;
   // Only a miss calls the Python tracer (made lazily: a hit builds no Python closure).

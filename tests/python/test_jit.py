@@ -224,6 +224,17 @@ def test_errors():
     with pytest.raises(TypeError, match="Expected a callable value"):
         jax.jit(3)
 
+    @jax.jit
+    def g(x, opts):
+        return x
+    with pytest.raises(TypeError, match=re.escape(
+            "The problematic value is of type <class 'str'> and was passed to the function at "
+            "path opts['mode'].\nThis typically means that a jit-wrapped function was called "
+            "with a non-array argument, and this argument was not marked as static")):
+        g(jnp.ones(2), {"mode": "fast"})
+    with pytest.raises(TypeError, match="at path opts"):
+        g(jnp.ones(2), opts=object())
+
 
 def test_training_loop_jitted_equals_eager(rng):
     w0 = {"w": jnp.asarray(rng.normal(size=(3, 4)).astype(np.float32)) * 0.3,

@@ -163,11 +163,50 @@ class _Jitted(_tessera.JitFunction):
             mask += [k in self._donate_argnames] * len(tree_util.tree_leaves(kwargs[k]))
         return mask if any(mask) else None
 
+    def _invalid_argument(self, args, kwargs):
+        """Raises JAX's TypeError for the first dynamic leaf that is not an array or a scalar,
+        naming its path (the argument's name when the signature is known); returns when all are
+        valid."""
+        dyn, dkw, _ = self._split(args, kwargs)
+        names = None
+        if self._sig is not None:
+            try:
+                bound = self._sig.bind(*args, **kwargs)
+                names = list(bound.arguments)
+            except TypeError:
+                names = None
+        static = {i if i >= 0 else len(args) + i for i in self._static_argnums}
+        dyn_names = [names[j] if names and j < len(names) else f"args[{j}]"
+                     for j in range(len(args)) if j not in static]
+        for name, value in list(zip(dyn_names, dyn)) + sorted(dkw.items()):
+            for path, leaf in tree_util.tree_flatten_with_path(value)[0]:
+                if isinstance(leaf, (Array, bool, int, float, complex)) or \
+                        type(leaf).__module__ == "numpy":
+                    try:
+                        _tessera.asarray(leaf)
+                        continue
+                    except (TypeError, ValueError):
+                        pass
+                raise TypeError(
+                    f"Error interpreting argument to {self._fun!r} as an abstract array. The "
+                    f"problematic value is of type {type(leaf)} and was passed to the function "
+                    f"at path {name}{tree_util.keystr(path)}.\nThis typically means that a "
+                    "jit-wrapped function was called with a non-array argument, and this "
+                    "argument was not marked as static using the static_argnums or "
+                    "static_argnames parameters of jax.jit.")
+
     def _call_python(self, *args, **kwargs):
         if config.jax_disable_jit:
             return self._fun(*args, **kwargs)
         dyn, dkw, static_key = self._split(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn, dkw))
+        for leaf in leaves:
+            if not isinstance(leaf, Array):
+                try:
+                    _tessera.asarray(leaf)
+                except (TypeError, ValueError):
+                    self._invalid_argument(args, kwargs)
+                    raise
         cache = self._cache(static_key)
         donated = self._donation_mask(args, kwargs) if (
             self._donate_argnums or self._donate_argnames) else None
