@@ -5,10 +5,12 @@
 // (keyword or static arguments, donation, disable_jit) go to the Python path
 // (tessera/_src/jit.py's _call_python), which splits off static arguments (one cache per static
 // key) and calls JitCache.call.
+#include "compiler/executable.h"
 #include "py_common.h"
 #include "py_tree.h"
 #include "tessera/config.h"
 #include "tessera/jit.h"
+#include "trace/jaxpr_transforms.h"
 
 namespace tessera::python {
 
@@ -142,6 +144,15 @@ void bind_jit(py::module_& m) {
     return a.is_concrete() && !a.is_deleted() ? external_views(a.buffer("jit").get()) : 0;
   });
   m.def("compiled_text", &flat::compiled_text);
+  // XLA's cost-analysis keys for the optimized program of a closed jaxpr.
+  m.def("cost_analysis", [](const ClosedJaxpr& j) {
+    trace::Staged st = trace::hoist_consts(j);
+    compiler::CostAnalysis c = compiler::cost_analysis(*compiler::optimize(*st.jaxpr));
+    py::dict d;
+    d["flops"] = c.flops;
+    d["bytes accessed"] = c.bytes_accessed;
+    return d;
+  });
 }
 
 }  // namespace tessera::python

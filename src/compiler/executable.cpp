@@ -8,6 +8,7 @@
 
 #include "ir/passes/dce.h"
 #include "tessera/errors.h"
+#include "tessera/param_types.h"
 
 namespace tessera::compiler {
 
@@ -149,6 +150,56 @@ std::shared_ptr<const Jaxpr> fold_constants(const Jaxpr& j) {
 std::shared_ptr<const Jaxpr> optimize(const Jaxpr& j) {
   std::shared_ptr<const Jaxpr> p = fold_constants(*inline_calls(j));
   return ir::dce(*p, std::vector<bool>(p->outvars.size(), true)).first;
+}
+
+// ---------------------------------------------------------------- cost analysis
+
+CostAnalysis cost_analysis(const Jaxpr& j) {
+  CostAnalysis c;
+  auto elems = [](const Aval& a) { return static_cast<double>(a.size()); };
+  for (const JaxprEqn& e : j.eqns) {
+    double in_elems = 0, out_elems = 0;
+    for (const Atom& a : e.invars) {
+      in_elems += elems(atom_aval(a));
+      c.bytes_accessed += static_cast<double>(atom_aval(a).nbytes());
+    }
+    for (const Var& v : e.outvars) {
+      out_elems += elems(v.aval());
+      c.bytes_accessed += static_cast<double>(v.aval().nbytes());
+    }
+    if (e.params.has("jaxpr")) {
+      if (const auto* body = std::get_if<std::shared_ptr<const Jaxpr>>(&e.params.at("jaxpr"))) {
+        CostAnalysis b = cost_analysis(**body);
+        double times = 1;
+        if (e.params.has("length"))
+          if (const auto* n = std::get_if<int64_t>(&e.params.at("length")))
+            times = static_cast<double>(*n);
+        c.flops += b.flops * times;
+        c.bytes_accessed += b.bytes_accessed * times;
+        continue;
+      }
+    }
+    switch (e.primitive->kind) {
+      case PrimitiveKind::kContraction: {
+        double k = 1;
+        if (e.params.has("dimension_numbers") && !e.invars.empty()) {
+          const DotDimensionNumbers d = DotDimensionNumbers::from_param(
+              e.params.get_record("dimension_numbers", kDotDimensionNumbersDef));
+          const Shape& lhs = atom_aval(e.invars[0]).shape;
+          for (int64_t ax : d.lhs_contracting)
+            if (ax >= 0 && ax < static_cast<int64_t>(lhs.size())) k *= static_cast<double>(lhs[ax]);
+        }
+        c.flops += 2 * out_elems * k;
+        break;
+      }
+      case PrimitiveKind::kReduction:
+        c.flops += in_elems;
+        break;
+      default:
+        c.flops += out_elems;
+    }
+  }
+  return c;
 }
 
 // ---------------------------------------------------------------- thunks

@@ -88,6 +88,17 @@ std::shared_ptr<const Jaxpr> fold_constants(const Jaxpr& j);
 void register_call_primitive(const Primitive& p);
 bool is_call_primitive(const Primitive& p);
 
+// XLA's cost analysis of a program, as jax's Compiled.cost_analysis() reports it: floating-point
+// operations and bytes read and written by its equations. Estimates by kind: an elementwise or
+// other equation counts one operation per output element (a reduction one per input element);
+// a contraction 2 * output elements * the contracted size (its dimension_numbers); an equation
+// carrying a body counts the body (times `length` for loops that declare it).
+struct CostAnalysis {
+  double flops = 0;
+  double bytes_accessed = 0;
+};
+CostAnalysis cost_analysis(const Jaxpr& j);
+
 // The passes, then one EagerThunk per equation. `j` must have no constvars (hoist them).
 std::shared_ptr<const Executable> compile(const Jaxpr& j);
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/executable.h"
 #include "tessera/config.h"
 #include "tessera/tessera.h"
 #include "util/test_util.h"
@@ -215,6 +216,23 @@ TEST(Jit, ProgramPassesInlineFoldAndPrune) {
   // Executing the compiled program equals eager evaluation.
   Array x = random_array({4}, f32);
   expect_bitwise(jit(f)(x), tnp::exp(x) + 1.0);
+}
+
+TEST(Jit, CostAnalysisCountsByKind) {
+  // A contraction: 2 * out * contracted size; elementwise: one per output element; a loop body
+  // times its length.
+  auto f = [](const Array& x, const Array& y) { return tnp::exp(tnp::matmul(x, y)); };
+  ClosedJaxpr j = make_jaxpr(f)(tnp::zeros({4, 5}), tnp::zeros({5, 3}));
+  compiler::CostAnalysis c = compiler::cost_analysis(*j.jaxpr);
+  EXPECT_EQ(c.flops, 2.0 * 4 * 5 * 3 + 4 * 3);
+  EXPECT_EQ(c.bytes_accessed, 4.0 * (4 * 5 + 5 * 3 + 4 * 3 + 2 * 4 * 3));
+  auto loop = [](const Array& c0, const Array& xs) {
+    return lax::scan([](const Array& c, const Array& x) { return std::make_pair(c * x, c); }, c0,
+                     xs)
+        .first;
+  };
+  ClosedJaxpr js = make_jaxpr(loop)(tnp::zeros({3}), tnp::zeros({5, 3}));
+  EXPECT_EQ(compiler::cost_analysis(*js.jaxpr).flops, 5.0 * 3);
 }
 
 TEST(Jit, KeepUnusedAndInline) {

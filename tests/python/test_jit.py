@@ -328,3 +328,17 @@ def test_donation(rng):
     del view
     f(v, y)  # no view any more: donated
     assert v.is_deleted()
+
+
+def test_compiled_cost_analysis():
+    m, k, n = 4, 5, 3
+
+    def f(x, y, z):
+        return jnp.tanh(x @ y) + z
+    specs = (jax.ShapeDtypeStruct((m, k), jnp.float32), jax.ShapeDtypeStruct((k, n), jnp.float32),
+             jax.ShapeDtypeStruct((m, n), jnp.float32))
+    cost = jax.jit(f).lower(*specs).compile().cost_analysis()
+    # dot: 2*m*k*n; tanh and add: m*n each.
+    assert cost["flops"] == 2 * m * k * n + 2 * m * n, cost
+    # bytes: dot reads x, y and writes m*n; tanh reads and writes m*n; add reads 2 and writes 1.
+    assert cost["bytes accessed"] == 4 * (m * k + k * n + m * n + 2 * m * n + 3 * m * n), cost

@@ -337,6 +337,11 @@ class Compiled:
     def as_text(self):
         return self._text
 
+    def cost_analysis(self):
+        """XLA's estimate of the optimized program's cost: {"flops": ..., "bytes accessed": ...}
+        (one operation per output element, a contraction 2 * out * contracted size)."""
+        return _tessera.cost_analysis(self._traced.jaxpr)
+
     def __call__(self, *args, **kwargs):
         t = self._traced
         dyn, dkw, static_key = t._jitted._split(args, kwargs)
