@@ -342,3 +342,37 @@ def test_compiled_cost_analysis():
     assert cost["flops"] == 2 * m * k * n + 2 * m * n, cost
     # bytes: dot reads x, y and writes m*n; tanh reads and writes m*n; add reads 2 and writes 1.
     assert cost["bytes accessed"] == 4 * (m * k + k * n + m * n + 2 * m * n + 3 * m * n), cost
+
+
+def test_trivial_shardings(rng):
+    dev = jax.devices()[0]
+    sh = jax.sharding.SingleDeviceSharding(dev)
+    x = jnp.asarray(rng.normal(size=3).astype(np.float32))
+    f = jax.jit(lambda a, b: (a * b, a + b), in_shardings=sh, out_shardings=(sh, None))
+    p, s = f(x, x)
+    same(p, x * x)
+    same(s, x + x)
+    assert p.devices() == {dev}
+    same(jax.jit(lambda a, b: a - b, in_shardings=(sh, dev))(x, x), x - x)
+    with pytest.raises(NotImplementedError, match="single-device shardings"):
+        jax.jit(lambda a: a, in_shardings="model")
+    with pytest.raises(ValueError, match="1 entries for 2 positional arguments"):
+        jax.jit(lambda a, b: a, in_shardings=(sh,))(x, x)
+
+
+def test_single_device_shardings_place_on_their_device():
+    import os
+    import subprocess
+    import sys
+    code = ("import tessera as jax, tessera.numpy as jnp\n"
+            "d = jax.devices()\n"
+            "sh = jax.sharding.SingleDeviceSharding(d[2])\n"
+            "x = jnp.ones(3)\n"
+            "y = jax.jit(lambda a: a * 2, in_shardings=sh)(x)\n"
+            "z = jax.jit(lambda a: a * 2, out_shardings=sh)(x)\n"
+            "print(y.devices() == {d[2]}, z.devices() == {d[2]}, float(y[0]))\n")
+    env = dict(os.environ, TESSERA_NUM_CPU_DEVICES="3")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "2.0"], out.stdout

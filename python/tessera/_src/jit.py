@@ -66,7 +66,7 @@ class _Jitted(_tessera.JitFunction):
     .eval_shape(...) and the wrapped function's attributes."""
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
-                 keep_unused, inline):
+                 keep_unused, inline, in_shardings=None, out_shardings=None):
         self._fun = fun
         self._name = _fun_name(fun)
         try:
@@ -92,8 +92,11 @@ class _Jitted(_tessera.JitFunction):
         self._donate_argnums = tuple(_as_tuple(donate_argnums, "donate_argnums"))
         self._donate_argnames = tuple(_as_tuple(donate_argnames, "donate_argnames"))
         self._options = (self._name, bool(keep_unused), bool(inline))
+        self._in_shardings = _check_shardings(in_shardings, "in_shardings")
+        self._out_shardings = _check_shardings(out_shardings, "out_shardings")
         fast = not (self._static_argnums or self._static_argnames or self._donate_argnums or
-                    self._donate_argnames)
+                    self._donate_argnames or in_shardings is not None or
+                    out_shardings is not None)
         super().__init__(self._cache(_FAST_KEY), fast)
         functools.update_wrapper(self, fun)
 
@@ -198,6 +201,8 @@ class _Jitted(_tessera.JitFunction):
     def _call_python(self, *args, **kwargs):
         if config.jax_disable_jit:
             return self._fun(*args, **kwargs)
+        if self._in_shardings is not None:
+            args = _place(args, self._in_shardings, "in_shardings")
         dyn, dkw, static_key = self._split(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn, dkw))
         for leaf in leaves:
@@ -219,7 +224,10 @@ class _Jitted(_tessera.JitFunction):
                           "at https://jax.readthedocs.io/en/latest/faq.html#buffer-donation. "
                           "(A NumPy or DLPack view of the buffer is alive.)", UserWarning,
                           stacklevel=2)
-        return tree_util.tree_unflatten(out_tree, outs)
+        out = tree_util.tree_unflatten(out_tree, outs)
+        if self._out_shardings is not None:
+            out = _place_tree(out, self._out_shardings, "out_shardings")
+        return out
 
     def trace(self, *args, **kwargs):
         """jit(f).trace(*args): a Traced whose .jaxpr is f's closed jaxpr for this signature
@@ -264,6 +272,47 @@ class _Jitted(_tessera.JitFunction):
 
     def __repr__(self):
         return f"<jitted function {self._name}>"
+
+
+def _check_shardings(sh, what):
+    """in_shardings / out_shardings: None, or single-device shardings (a Device, a
+    SingleDeviceSharding, or a pytree prefix of them); more needs the parallelism issues."""
+    if sh is None:
+        return None
+    from tessera._src.devices import SingleDeviceSharding, _CPU
+    for leaf in tree_util.tree_leaves(sh, is_leaf=lambda x: isinstance(x, SingleDeviceSharding)):
+        if isinstance(leaf, SingleDeviceSharding) or leaf in _CPU:
+            continue
+        raise NotImplementedError(
+            f"jit: {what} may only hold single-device shardings (SingleDeviceSharding or a "
+            f"Device) in Tessera today, got {leaf!r}; meshes and named shardings come with the "
+            "parallelism issues")
+    return sh
+
+
+def _place_tree(tree, sh, what):
+    """device_put of a pytree by a sharding prefix: one sharding for the whole subtree, a
+    tuple/list of them matching a tuple/list, None to leave a subtree where it is."""
+    from tessera._src.devices import device_put
+    if sh is None:
+        return tree
+    if isinstance(sh, (tuple, list)):
+        if not isinstance(tree, (tuple, list)) or len(tree) != len(sh):
+            raise ValueError(f"jit: {what} is not a pytree prefix of the values: {len(sh)} "
+                             f"shardings for {tree_util.tree_structure(tree)}")
+        return type(tree)(_place_tree(t, s, what) for t, s in zip(tree, sh))
+    return device_put(tree, sh)
+
+
+def _place(args, sh, what):
+    """The positional arguments placed by in_shardings (one for all, or one per argument)."""
+    from tessera._src.devices import SingleDeviceSharding
+    if isinstance(sh, SingleDeviceSharding) or not isinstance(sh, (tuple, list)):
+        return tuple(_place_tree(a, sh, what) for a in args)
+    if len(sh) != len(args):
+        raise ValueError(f"jit: {what} has {len(sh)} entries for {len(args)} positional "
+                         "arguments; give one per argument (or one for all)")
+    return tuple(_place_tree(a, s, what) for a, s in zip(args, sh))
 
 
 def _avals_of(leaves):
@@ -387,4 +436,4 @@ def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=None,
         raise NotImplementedError("jit: abstracted_axes (dynamic shapes) is not supported by "
                                   "Tessera")
     return _Jitted(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
-                   keep_unused, inline)
+                   keep_unused, inline, in_shardings, out_shardings)
