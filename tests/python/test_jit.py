@@ -219,8 +219,17 @@ def test_errors():
         if x > 0:  # Python control flow on a traced value
             return x
         return -x
-    with pytest.raises(jax.errors.ConcretizationTypeError):
+    with pytest.raises(jax.errors.ConcretizationTypeError,
+                       match=r"The error occurred while tracing the function f at .*test_jit"
+                             r"\.py:\d+ for jit\."):
         f(jnp.ones(()))
+
+    @jax.jit
+    def outer(x):
+        return f(x) * 2
+    with pytest.raises(jax.errors.ConcretizationTypeError) as e:
+        outer(jnp.ones(()))
+    assert str(e.value).count("The error occurred while tracing") == 1  # the innermost jit
     with pytest.raises(TypeError, match="Expected a callable value"):
         jax.jit(3)
 

@@ -143,7 +143,10 @@ class _Jitted(_tessera.JitFunction):
             full = [statics[j] if j in statics else next(it) for j in range(n)]
             kw = dict(dkw)
             kw.update(static_kw)
-            out = self._fun(*full, **kw)
+            try:
+                out = self._fun(*full, **kw)
+            except _tessera.ConcretizationTypeError as err:
+                raise _with_jit_context(err, self._fun, self._name) from None
             out_leaves, out_tree = tree_util.tree_flatten(out)
             return _ensure_arrays(out_leaves), out_tree
         return flat
@@ -272,6 +275,21 @@ class _Jitted(_tessera.JitFunction):
 
     def __repr__(self):
         return f"<jitted function {self._name}>"
+
+
+def _with_jit_context(err, fun, name):
+    """err with JAX's line naming the function being traced (once: the innermost jit)."""
+    if getattr(err, "_tessera_jit_context", False):
+        return err
+    try:
+        code = fun.__code__
+        where = f" at {code.co_filename}:{code.co_firstlineno}"
+    except AttributeError:
+        where = ""
+    new = type(err)(f"{err}\nThe error occurred while tracing the function {name}{where} for "
+                    "jit.")
+    new._tessera_jit_context = True
+    return new.with_traceback(err.__traceback__)
 
 
 def _check_shardings(sh, what):
