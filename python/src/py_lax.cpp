@@ -321,6 +321,7 @@ void bind_slicing(py::module_& lax) {
     return lax::pad(a, v, cfg);
   });
 }
+
 }  // namespace
 
 void bind_lax(py::module_& m) {

@@ -217,6 +217,7 @@ void bind_ufuncs(py::module_& np) {
   def_fn(np, "logical_xor", numpy::logical_xor);
   def_fn(np, "logical_not", numpy::logical_not);
 }
+
 }  // namespace
 
 void bind_numpy(py::module_& m) {
