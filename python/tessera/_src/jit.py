@@ -208,18 +208,17 @@ class _Jitted(_tessera.JitFunction):
             args = _place(args, self._in_shardings, "in_shardings")
         dyn, dkw, static_key = self._split(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn, dkw))
-        for leaf in leaves:
-            if not isinstance(leaf, Array):
-                try:
-                    _tessera.asarray(leaf)
-                except (TypeError, ValueError):
-                    self._invalid_argument(args, kwargs)
-                    raise
         cache = self._cache(static_key)
         donated = self._donation_mask(args, kwargs) if (
             self._donate_argnums or self._donate_argnames) else None
-        outs, out_tree, refused = cache.call(
-            in_tree, leaves, self._flat_fun(args, kwargs, static_key, in_tree), donated)
+        try:
+            outs, out_tree, refused = cache.call(
+                in_tree, leaves, self._flat_fun(args, kwargs, static_key, in_tree), donated)
+        except (TypeError, ValueError):
+            # A leaf that is not an array gets JAX's error naming its path (checked only on the
+            # error path, as the C++ fast path does); other errors pass unchanged.
+            self._invalid_argument(args, kwargs)
+            raise
         if refused:
             import warnings
             shown = ", ".join(refused)
