@@ -5,6 +5,11 @@
 //                      arrays, the trace cached (tessera_ms); peer: the eager call f(x, y, z)
 //                      (peer_ms). The Python side of the same case is `jit_call_python` in the
 //                      `python` suite.
+//   jit_scan_loop      one call of a 1000-step lax::fori_loop, c = c * a + b on 16-element float32
+//                      arrays: under jit the loop body is a nested executable compiled once
+//                      (tessera_ms); peer: the same loop called eagerly, whose body runs through
+//                      the eval trace each step (peer_ms) — which is what jit ran before control
+//                      flow was lowered to nested executables.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -56,12 +61,42 @@ void jit_call_overhead(const Options& o) {
   emit(rec);
 }
 
+void jit_scan_loop(const Options& o) {
+  const int reps = std::max(o.reps, 11);
+  std::vector<float> av(16), bv(16), cv(16);
+  for (int i = 0; i < 16; ++i) {
+    av[i] = 0.999f - 0.001f * static_cast<float>(i);
+    bv[i] = 0.001f * static_cast<float>(i);
+    cv[i] = 1.0f;
+  }
+  Array a = tnp::array(av, {16}), b = tnp::array(bv, {16}), c0 = tnp::array(cv, {16});
+  auto loop = [&](const Array& c) {
+    return tessera::lax::fori_loop(
+        0, 1000, [&](const Array&, const Array& acc) { return acc * a + b; }, c);
+  };
+  auto jloop = tessera::jit(loop);
+  if (jloop(c0).to_vector<float>() != loop(c0).to_vector<float>())
+    throw std::runtime_error("jit_scan_loop: jit(loop) differs from the eager loop");
+  Array r;
+  Timing tj = time_median([&] { r = jloop(c0); }, o.warmup, reps);
+  Timing te = time_median([&] { r = loop(c0); }, o.warmup, reps);
+  Json rec;
+  rec["bench"] = "jit";
+  rec["case"] = "jit_scan_loop";
+  rec["tessera_ms"] = tj.median_ms;
+  rec["peer"] = "Tessera eager fori_loop";
+  rec["peer_ms"] = te.median_ms;
+  rec["steps"] = 1000;
+  emit(rec);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o = parse_options(argc, argv, {"jit_call_overhead"});
+  Options o = parse_options(argc, argv, {"jit_call_overhead", "jit_scan_loop"});
   try {
     if (o.wants("jit_call_overhead")) jit_call_overhead(o);
+    if (o.wants("jit_scan_loop")) jit_scan_loop(o);
   } catch (const std::exception& e) {
     std::cerr << "bench_jit: " << e.what() << "\n";
     return 1;

@@ -74,7 +74,10 @@ def main():
     loss0 = float(rnn_loss(params, xs, targets))
     ref0 = rnn_loss_np(params, xs, targets)
     print(f"initial loss {loss0:.6f} (NumPy {ref0:.6f})")
-    if not np.isclose(loss0, ref0, rtol=1e-5):
+    # float32 through 40 steps against a float64 loop: the loss is a mean of squared differences
+    # of nearly equal values, so its relative error is the per-step rounding (~1e-7) amplified
+    # by that cancellation; 1e-4 leaves room for it (1e-5 failed at seed 1190718575).
+    if not np.isclose(loss0, ref0, rtol=1e-4):
         print("FAIL: scanned loss differs from the NumPy loop")
         ok = False
 
@@ -103,7 +106,7 @@ def main():
     if not final < 0.8 * loss0:
         print("FAIL: training did not lower the loss")
         ok = False
-    if not np.isclose(final, rnn_loss_np(params, xs, targets), rtol=1e-5):
+    if not np.isclose(final, rnn_loss_np(params, xs, targets), rtol=1e-4):
         print("FAIL: trained loss differs from the NumPy loop")
         ok = False
 

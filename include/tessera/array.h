@@ -38,6 +38,11 @@ class Tracer {
   // primal, as in grad of eager code), else null. Python/C++ control flow on such tracers
   // works, as in JAX.
   virtual const Array* concrete_value() const { return nullptr; }
+  // Where the value comes from, for the concretization errors (JAX's _origin_msg): "The error
+  // occurred while tracing the function f at file:line for jit. This concrete value was not
+  // available in Python because it depends on the value of the argument x." Empty when the
+  // trace knows nothing (a tracer of grad or vmap over concrete values).
+  virtual std::string origin() const { return {}; }
 };
 
 struct ArrayImpl {

@@ -31,6 +31,22 @@ class ConcretizationError : public TypeError {
  public:
   using TypeError::TypeError;
 };
+// The truth value of a traced value (JAX: TracerBoolConversionError, a ConcretizationTypeError).
+class TracerBoolConversionError : public ConcretizationError {
+ public:
+  using ConcretizationError::ConcretizationError;
+};
+// A traced value used as a Python/C++ integer, __index__ or int() (JAX:
+// TracerIntegerConversionError, a TypeError).
+class TracerIntegerConversionError : public TypeError {
+ public:
+  using TypeError::TypeError;
+};
+// A traced value converted to a NumPy array (JAX: TracerArrayConversionError, a TypeError).
+class TracerArrayConversionError : public TypeError {
+ public:
+  using TypeError::TypeError;
+};
 // A tracer used outside the transformation that created it.
 class UnexpectedTracerError : public Error {
  public:

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tessera/array.h"
+#include "tessera/debug_info.h"
 #include "tessera/flat_fun.h"
 #include "tessera/jaxpr.h"
 
@@ -62,8 +63,9 @@ std::vector<Array> vmap(
     std::optional<int64_t> axis_size = std::nullopt, const std::string& axis_name = "");
 
 // Stages f on abstract arguments with the avals of `args` (their values are not used) into a
-// closed jaxpr. Values f closes over become constvars (rank-0 concrete ones literals).
-ClosedJaxpr make_jaxpr(const Fun& f, std::span<const Array> args);
+// closed jaxpr. Values f closes over become constvars (rank-0 concrete ones literals). `debug`
+// names f and its arguments in concretization errors (default: "fn", "args[i]").
+ClosedJaxpr make_jaxpr(const Fun& f, std::span<const Array> args, const DebugInfo* debug = nullptr);
 
 // An Array that stands for an argument of the given aval without a value (ShapeDtypeStruct):
 // only make_jaxpr and eval_shape accept it.

@@ -155,6 +155,14 @@ class TreeMismatchError : public ValueError {
 [[noreturn]] void throw_node_mismatch(const TreeDef& node, const std::string& expected);
 [[noreturn]] void throw_scalar_unflatten(const Array& a, const char* type_name);
 std::string join_type_strs(const std::vector<std::string>& parts);
+// open + inner + close, by appending: g++ 12 warns falsely (-Wrestrict) on
+// `"literal" + std::string&&` in user code that instantiates these.
+inline std::string bracket(const char* open, const std::string& inner, const char* close) {
+  std::string s = open;
+  s += inner;
+  s += close;
+  return s;
+}
 
 template <class T>
 constexpr const char* scalar_type_name() {
@@ -269,7 +277,9 @@ struct TreeTraits<std::vector<T>> {
     for (const TreeDef& c : node.children()) out.push_back(TreeTraits<T>::unflatten(c, it));
     return out;
   }
-  static std::string type_str() { return "[" + TreeTraits<T>::type_str() + ", ...]"; }
+  static std::string type_str() {
+    return detail::bracket("[", TreeTraits<T>::type_str(), ", ...]");
+  }
 };
 
 template <class T, size_t N>
@@ -289,8 +299,8 @@ struct TreeTraits<std::array<T, N>> {
     (std::make_index_sequence<N>{});
   }
   static std::string type_str() {
-    return "[" + detail::join_type_strs(std::vector<std::string>(N, TreeTraits<T>::type_str())) +
-           "]";
+    return detail::bracket(
+        "[", detail::join_type_strs(std::vector<std::string>(N, TreeTraits<T>::type_str())), "]");
   }
 };
 
@@ -313,7 +323,7 @@ struct TreeTraits<std::tuple<Ts...>> {
   }
   static std::string type_str() {
     std::string s = detail::join_type_strs({TreeTraits<Ts>::type_str()...});
-    return "(" + s + (sizeof...(Ts) == 1 ? ",)" : ")");
+    return detail::bracket("(", s, sizeof...(Ts) == 1 ? ",)" : ")");
   }
 };
 
@@ -330,7 +340,10 @@ struct TreeTraits<std::pair<A, B>> {
                            TreeTraits<B>::unflatten(node.child(1), it)};
   }
   static std::string type_str() {
-    return "(" + TreeTraits<A>::type_str() + ", " + TreeTraits<B>::type_str() + ")";
+    std::string inner = TreeTraits<A>::type_str();
+    inner += ", ";
+    inner += TreeTraits<B>::type_str();
+    return detail::bracket("(", inner, ")");
   }
 };
 
@@ -356,7 +369,9 @@ struct TreeTraits<std::map<std::string, T>> {
       out.emplace(node.keys()[i], TreeTraits<T>::unflatten(node.child(i), it));
     return out;
   }
-  static std::string type_str() { return "{str: " + TreeTraits<T>::type_str() + ", ...}"; }
+  static std::string type_str() {
+    return detail::bracket("{str: ", TreeTraits<T>::type_str(), ", ...}");
+  }
 };
 
 // Empty is None (a node without children); a value is its own node, as JAX treats None.
@@ -369,7 +384,9 @@ struct TreeTraits<std::optional<T>> {
     if (node.is_none()) return std::nullopt;
     return TreeTraits<T>::unflatten(node, it);
   }
-  static std::string type_str() { return "Optional[" + TreeTraits<T>::type_str() + "]"; }
+  static std::string type_str() {
+    return detail::bracket("Optional[", TreeTraits<T>::type_str(), "]");
+  }
 };
 
 // Structs registered with TESSERA_REGISTER_PYTREE: a Custom node named after the type, with

@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/array_errors.h"
 #include "py_common.h"
 
 namespace tessera::python {
@@ -225,20 +226,23 @@ std::vector<Array> to_arrays(const py::sequence& s) {
 namespace {
 // NumPy conversion of a tracer would silently drop it from the computation (JAX raises
 // TracerArrayConversionError): refuse, even when a concrete primal is known.
-void check_not_tracer(const Array& a, const char* what) {
-  if (a.is_tracer())
-    throw ConcretizationError(
-        std::string("[") + what +
-        "] TracerArrayConversionError: the NumPy conversion was called "
-        "on a traced array (" +
-        a.tracer()->str() +
-        "). NumPy cannot see through "
-        "transformations; use tessera.numpy functions inside transformed functions.");
+void check_not_tracer(const Array& a) {
+  if (a.is_tracer()) throw TracerArrayConversionError(array_conversion_message(*a.tracer()));
+}
+
+// A Python conversion (float(x), int(x), x.__index__()) of a traced value without a known
+// concrete value: JAX's ConcretizationTypeError naming the function, or for __index__ its
+// TracerIntegerConversionError.
+void check_concrete(const Array& a, const char* fn) {
+  if (!a.is_tracer() || a.tracer()->concrete_value() != nullptr) return;
+  if (std::string_view(fn) == "__index__")
+    throw TracerIntegerConversionError(integer_conversion_message(*a.tracer(), fn));
+  throw ConcretizationError(concretization_message(*a.tracer(), fn));
 }
 }  // namespace
 
 py::array to_numpy(const Array& a) {
-  check_not_tracer(a, "__array__");
+  check_not_tracer(a);
   py::module_ np = py::module_::import("numpy");
   py::tuple shape(a.ndim());
   for (int64_t i = 0; i < a.ndim(); ++i) shape[i] = a.shape()[i];
@@ -429,10 +433,19 @@ void bind_array(py::module_& m) {
              return numpy::getitem(a, idx);
            })
       .def("__bool__", [](const Array& a) { return static_cast<bool>(a); })
-      .def("__float__", [](const Array& a) { return a.item<double>(); })
-      .def("__int__", [](const Array& a) { return a.item<int64_t>(); })
+      .def("__float__",
+           [](const Array& a) {
+             check_concrete(a, "float");
+             return a.item<double>();
+           })
+      .def("__int__",
+           [](const Array& a) {
+             check_concrete(a, "int");
+             return a.item<int64_t>();
+           })
       .def("__index__",
            [](const Array& a) {
+             check_concrete(a, "__index__");
              if (!is_integer(a.dtype()) && !is_bool(a.dtype()))
                throw TypeError("[__index__] only integer arrays can be used as an index; got " +
                                a.aval().str());

@@ -53,14 +53,26 @@ void set_error(PyObject* type, const char* raw) {
 void bind_errors(py::module_& m) {
   static py::exception<ConcretizationError> concretization(m, "ConcretizationTypeError",
                                                            PyExc_TypeError);
+  static py::exception<TracerBoolConversionError> bool_conversion(m, "TracerBoolConversionError",
+                                                                  concretization.ptr());
+  static py::exception<TracerIntegerConversionError> int_conversion(
+      m, "TracerIntegerConversionError", PyExc_TypeError);
+  static py::exception<TracerArrayConversionError> array_conversion(m, "TracerArrayConversionError",
+                                                                    PyExc_TypeError);
   static py::exception<UnexpectedTracerError> unexpected(m, "UnexpectedTracerError",
                                                          PyExc_Exception);
   static py::exception<InternalError> internal(m, "TesseraInternalError", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const TracerBoolConversionError& e) {
+      set_error(bool_conversion.ptr(), e.what());
     } catch (const ConcretizationError& e) {
       set_error(concretization.ptr(), e.what());
+    } catch (const TracerIntegerConversionError& e) {
+      set_error(int_conversion.ptr(), e.what());
+    } catch (const TracerArrayConversionError& e) {
+      set_error(array_conversion.ptr(), e.what());
     } catch (const UnexpectedTracerError& e) {
       set_error(unexpected.ptr(), e.what());
     } catch (const IndexError& e) {

@@ -23,10 +23,14 @@ std::string repr_of(py::handle h) {
 }  // namespace
 
 int64_t as_int(py::handle h, const char* op, const char* what) {
-  if (py::isinstance<Array>(h) && h.cast<const Array&>().is_tracer())
-    throw ConcretizationError(std::string("[") + op + "] " + what +
-                              " must be a concrete integer; got a traced value (" +
-                              h.cast<const Array&>().tracer()->str() + ")");
+  if (py::isinstance<Array>(h) && h.cast<const Array&>().is_tracer()) {
+    const Tracer& t = *h.cast<const Array&>().tracer();
+    std::string msg = std::string("[") + op + "] " + what +
+                      " must be a concrete integer; got a traced value (" + t.str() + ")";
+    const std::string origin = t.origin();
+    if (!origin.empty()) msg += "\n" + origin;
+    throw TracerIntegerConversionError(msg);
+  }
   if (PyFloat_Check(h.ptr()) || !PyIndex_Check(h.ptr()))
     raise_py(PyExc_TypeError, std::string("[") + op + "] " + what +
                                   " must be an integer (an int or an object with __index__); got " +

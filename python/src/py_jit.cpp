@@ -5,12 +5,11 @@
 // (keyword or static arguments, donation, disable_jit) go to the Python path
 // (tessera/_src/jit.py's _call_python), which splits off static arguments (one cache per static
 // key) and calls JitCache.call.
-#include "compiler/executable.h"
+#include "core/array_errors.h"
 #include "py_common.h"
 #include "py_tree.h"
 #include "tessera/config.h"
 #include "tessera/jit.h"
-#include "trace/jaxpr_transforms.h"
 
 namespace tessera::python {
 
@@ -25,6 +24,27 @@ flat::Fun traced_fun(py::function hook, TreeDef& out_def) {
     py::tuple r = (*fn)(to_list(v));
     out_def = r[1].cast<const pytree::PyTreeDef&>().def;
     return result_arrays(r[0], "jit");
+  };
+}
+
+// What a Python debug-info hook returns: (func_src_info, [arg_name per leaf]).
+DebugInfo to_debug_info(py::handle r) {
+  py::tuple t = py::reinterpret_borrow<py::tuple>(r);
+  DebugInfo d;
+  d.traced_for = "jit";
+  d.func_src_info = t[0].cast<std::string>();
+  d.arg_names = t[1].cast<std::vector<std::string>>();
+  d.language = "Python";
+  return d;
+}
+
+// A Python debug-info hook() called on a miss; None: the default (tessera/jit.h).
+flat::DebugInfoFn debug_fn(py::object hook) {
+  if (hook.is_none()) return nullptr;
+  PyFn fn = share(py::reinterpret_borrow<py::function>(hook));
+  return [fn] {
+    py::gil_scoped_acquire gil;
+    return to_debug_info((*fn)());
   };
 }
 
@@ -64,7 +84,12 @@ py::object jit_function_call(py::object self, py::args args, py::kwargs kwargs) 
     py::function hook = self.attr("_positional_tracer")(pytree::PyTreeDef{in_def, py::none()});
     return traced_fun(std::move(hook), out_def)(v);
   };
-  std::vector<Array> outs = jf.cache->call(in_def, xs, fun, out_def);
+  flat::DebugInfoFn debug = [&self, &in_def] {
+    py::gil_scoped_acquire gil;
+    return to_debug_info(
+        self.attr("_positional_debug_info")(pytree::PyTreeDef{in_def, py::none()}));
+  };
+  std::vector<Array> outs = jf.cache->call(in_def, xs, fun, out_def, debug);
   std::vector<py::object> objs;
   objs.reserve(outs.size());
   for (const Array& a : outs) objs.push_back(py::cast(a));
@@ -94,49 +119,49 @@ void bind_jit(py::module_& m) {
            }),
            py::arg("name"), py::arg("keep_unused") = false, py::arg("inline") = false)
       // f(leaves) -> (out_leaves, out_treedef); returns (outputs, out_treedef, refused): the
-      // leaves flagged in `donated` that are concrete Tessera Arrays are deleted after the call
-      // (an output that is the same array gets a handle of its own), except those with a live
-      // NumPy/DLPack view, whose avals are returned for JAX's warning.
+      // leaves flagged in `donated` are donated (the C++ call marks them in the equation and
+      // deletes the concrete ones after it), except those with a live NumPy/DLPack view, whose
+      // avals are returned for JAX's warning.
       .def(
           "call",
           [](flat::JitCache& c, const pytree::PyTreeDef& in_tree, const py::sequence& leaves,
-             py::function f, py::object donated) {
+             py::function f, py::object donated, py::object debug) {
             std::vector<Array> xs = to_arrays(leaves);
-            TreeDef out_def;
-            std::vector<Array> outs =
-                c.call(in_tree.def, xs, traced_fun(std::move(f), out_def), out_def);
             py::list refused;
+            std::vector<bool> mask;
             if (!donated.is_none()) {
-              const std::vector<bool> mask = donated.cast<std::vector<bool>>();
-              for (size_t i = 0; i < mask.size() && i < xs.size(); ++i) {
-                if (!mask[i] || !py::isinstance<Array>(leaves[i])) continue;
-                Array x = xs[i];
-                if (!x.is_concrete() || x.is_deleted()) continue;
-                if (external_views(x.buffer("jit").get()) > 0) {
-                  std::string shape = "ShapedArray(" + std::string(dtype_name(x.dtype())) + "[";
-                  for (size_t d = 0; d < x.shape().size(); ++d)
-                    shape += (d ? "," : "") + std::to_string(x.shape()[d]);
-                  refused.append(py::str(shape + "])"));
-                  continue;
+              mask = donated.cast<std::vector<bool>>();
+              mask.resize(xs.size(), false);
+              for (size_t i = 0; i < mask.size(); ++i) {
+                if (!mask[i]) continue;
+                const Array& x = xs[i];
+                if (x.is_concrete() && !x.is_deleted() &&
+                    external_views(x.buffer("jit").get()) > 0) {
+                  Aval strong = x.aval();
+                  strong.weak_type = false;  // JAX's warning shows the buffer's type
+                  refused.append(py::str(shaped_array_str(strong)));
+                  mask[i] = false;
                 }
-                for (Array& o : outs)
-                  if (o.impl() == x.impl()) o = Array(o.aval(), o.buffer("jit"));
-                x.delete_buffer();
               }
             }
+            TreeDef out_def;
+            std::vector<Array> outs = c.call(in_tree.def, xs, traced_fun(std::move(f), out_def),
+                                             out_def, debug_fn(std::move(debug)), mask);
             return py::make_tuple(to_list(outs), pytree::PyTreeDef{out_def, py::none()}, refused);
           },
-          py::arg("in_tree"), py::arg("leaves"), py::arg("fun"), py::arg("donated") = py::none())
+          py::arg("in_tree"), py::arg("leaves"), py::arg("fun"), py::arg("donated") = py::none(),
+          py::arg("debug") = py::none())
       .def(
           "trace",
           [](flat::JitCache& c, const pytree::PyTreeDef& in_tree, const py::sequence& leaves,
-             py::function f) {
+             py::function f, py::object debug) {
             std::vector<Array> xs = to_arrays(leaves);
             TreeDef out_def;
-            ClosedJaxpr j = c.trace(in_tree.def, xs, traced_fun(std::move(f), out_def), out_def);
+            ClosedJaxpr j = c.trace(in_tree.def, xs, traced_fun(std::move(f), out_def), out_def,
+                                    debug_fn(std::move(debug)));
             return py::make_tuple(j, pytree::PyTreeDef{out_def, py::none()});
           },
-          py::arg("in_tree"), py::arg("leaves"), py::arg("fun"))
+          py::arg("in_tree"), py::arg("leaves"), py::arg("fun"), py::arg("debug") = py::none())
       .def_property_readonly("trace_count", &flat::JitCache::trace_count);
   m.def("jit_compile_count", &flat::jit_compile_count);
   // The live NumPy/DLPack views of an array's buffer (0 for tracers and deleted arrays).
@@ -146,11 +171,8 @@ void bind_jit(py::module_& m) {
   m.def("compiled_text", &flat::compiled_text);
   // XLA's cost-analysis keys for the optimized program of a closed jaxpr.
   m.def("cost_analysis", [](const ClosedJaxpr& j) {
-    trace::Staged st = trace::hoist_consts(j);
-    compiler::CostAnalysis c = compiler::cost_analysis(*compiler::optimize(*st.jaxpr));
     py::dict d;
-    d["flops"] = c.flops;
-    d["bytes accessed"] = c.bytes_accessed;
+    for (const auto& [k, v] : flat::cost_analysis(j)) d[py::str(k)] = v;
     return d;
   });
 }

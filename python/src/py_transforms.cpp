@@ -146,9 +146,17 @@ void bind_transforms(py::module_& m) {
       },
       py::arg("f"), py::arg("args"), py::arg("in_axes"), py::arg("out_axes_for"),
       py::arg("axis_size") = py::none(), py::arg("axis_name") = "");
-  m.def("make_jaxpr", [](py::function f, const py::sequence& args) {
-    return flat::make_jaxpr(flat_fun(f, "transform"), to_arrays(args));
-  });
+  // debug: None, or (func_src_info, [arg_name per flat argument]) for concretization errors.
+  m.def(
+      "make_jaxpr",
+      [](py::function f, const py::sequence& args, py::object debug) {
+        if (debug.is_none()) return flat::make_jaxpr(flat_fun(f, "transform"), to_arrays(args));
+        py::tuple t = debug.cast<py::tuple>();
+        DebugInfo d{"make_jaxpr", t[0].cast<std::string>(), t[1].cast<std::vector<std::string>>(),
+                    "Python"};
+        return flat::make_jaxpr(flat_fun(f, "transform"), to_arrays(args), &d);
+      },
+      py::arg("f"), py::arg("args"), py::arg("debug") = py::none());
   m.def("abstract_placeholder", [](py::object shape, py::object dtype, bool weak) {
     Shape s;
     for (py::handle h : shape) s.push_back(as_int(h, "abstract_placeholder", "shape entry"));

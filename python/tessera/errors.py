@@ -1,9 +1,9 @@
-"""Tessera's exceptions, as jax.errors: ConcretizationTypeError subclasses TypeError."""
-from tessera._tessera import ConcretizationTypeError, UnexpectedTracerError
-
-TracerBoolConversionError = ConcretizationTypeError
-TracerIntegerConversionError = ConcretizationTypeError
-TracerArrayConversionError = ConcretizationTypeError
+"""Tessera's exceptions, as jax.errors: ConcretizationTypeError subclasses TypeError,
+TracerBoolConversionError subclasses ConcretizationTypeError, TracerIntegerConversionError and
+TracerArrayConversionError subclass TypeError."""
+from tessera._tessera import (ConcretizationTypeError, TracerArrayConversionError,
+                              TracerBoolConversionError, TracerIntegerConversionError,
+                              UnexpectedTracerError)
 
 __all__ = ["ConcretizationTypeError", "UnexpectedTracerError", "TracerBoolConversionError",
            "TracerIntegerConversionError", "TracerArrayConversionError"]

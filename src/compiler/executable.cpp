@@ -1,24 +1,17 @@
-// The thunk executor and its compile pipeline (executable.h).
+// The thunk executor, the thunks and compile() (executable.h); the passes are pipeline.h's.
 #include "compiler/executable.h"
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
-#include "ir/passes/dce.h"
+#include "compiler/lowering.h"
 #include "tessera/errors.h"
 #include "tessera/param_types.h"
 
 namespace tessera::compiler {
 
 namespace {
-
-std::mutex g_calls_mu;
-std::vector<const Primitive*>& call_primitives() {
-  static std::vector<const Primitive*> v;
-  return v;
-}
 
 // "%3" (built by appending: g++ 12 warns falsely on `"%" + std::to_string(b)`).
 std::string buffer_str(int32_t b) {
@@ -34,123 +27,6 @@ std::string operand_str(const Operand& o) {
 }
 
 }  // namespace
-
-void register_call_primitive(const Primitive& p) {
-  std::lock_guard<std::mutex> lock(g_calls_mu);
-  auto& v = call_primitives();
-  if (std::find(v.begin(), v.end(), &p) == v.end()) v.push_back(&p);
-}
-
-bool is_call_primitive(const Primitive& p) {
-  std::lock_guard<std::mutex> lock(g_calls_mu);
-  const auto& v = call_primitives();
-  return std::find(v.begin(), v.end(), &p) != v.end();
-}
-
-// ---------------------------------------------------------------- passes
-
-namespace {
-
-// Appends the equations of `body` applied to `args` to `out`, renaming every binder (a body may
-// be inlined at several call sites); returns the atoms of its results.
-std::vector<Atom> splice(const Jaxpr& body, std::span<const Atom> args,
-                         std::vector<JaxprEqn>& out) {
-  std::unordered_map<uint64_t, Atom> env;
-  for (size_t i = 0; i < body.invars.size(); ++i) env.emplace(body.invars[i].id(), args[i]);
-  auto read = [&](const Atom& a) -> Atom {
-    if (const Var* v = std::get_if<Var>(&a)) {
-      auto it = env.find(v->id());
-      if (it == env.end())
-        throw_internal("compiler/inline",
-                       "a body reads a var it does not define (" + v->aval().str() + ")");
-      return it->second;
-    }
-    return a;
-  };
-  for (const JaxprEqn& e : body.eqns) {
-    if (is_call_primitive(*e.primitive)) {
-      std::vector<Atom> ins;
-      for (const Atom& a : e.invars) ins.push_back(read(a));
-      const Jaxpr& inner = *e.params.get<std::shared_ptr<const Jaxpr>>("jaxpr");
-      std::vector<Atom> res = splice(inner, ins, out);
-      for (size_t i = 0; i < e.outvars.size(); ++i)
-        if (!e.outvars[i].is_dropped()) env.emplace(e.outvars[i].id(), res[i]);
-      continue;
-    }
-    JaxprEqn ne = e;
-    for (Atom& a : ne.invars) a = read(a);
-    for (Var& v : ne.outvars) {
-      Var fresh = v.is_dropped() ? Var::dropped(v.aval()) : Var(v.aval());
-      if (!v.is_dropped()) env.emplace(v.id(), fresh);
-      v = fresh;
-    }
-    out.push_back(std::move(ne));
-  }
-  std::vector<Atom> res;
-  for (const Atom& a : body.outvars) res.push_back(read(a));
-  return res;
-}
-
-}  // namespace
-
-std::shared_ptr<const Jaxpr> inline_calls(const Jaxpr& j) {
-  Jaxpr out;
-  out.constvars = j.constvars;
-  out.invars = j.invars;
-  out.effects = j.effects;
-  std::vector<Atom> args;
-  for (const Var& v : j.constvars) args.push_back(v);
-  for (const Var& v : j.invars) args.push_back(v);
-  // The outer binders keep their names: splice maps them to themselves.
-  Jaxpr whole = j;
-  whole.invars.insert(whole.invars.begin(), j.constvars.begin(), j.constvars.end());
-  whole.constvars.clear();
-  out.outvars = splice(whole, args, out.eqns);
-  return intern(std::move(out));
-}
-
-std::shared_ptr<const Jaxpr> fold_constants(const Jaxpr& j) {
-  Jaxpr out = j;
-  out.eqns.clear();
-  out.cached_hash = 0;
-  std::unordered_map<uint64_t, Atom> folded;
-  auto read = [&](const Atom& a) -> Atom {
-    if (const Var* v = std::get_if<Var>(&a)) {
-      auto it = folded.find(v->id());
-      if (it != folded.end()) return it->second;
-    }
-    return a;
-  };
-  for (const JaxprEqn& e0 : j.eqns) {
-    JaxprEqn e = e0;
-    for (Atom& a : e.invars) a = read(a);
-    bool foldable = e.effects.empty() && primitive_effects(*e.primitive).empty() &&
-                    e.primitive->impl && !e.invars.empty() && !e.outvars.empty();
-    for (const Atom& a : e.invars) foldable = foldable && !is_var(a);
-    for (const Var& v : e.outvars) foldable = foldable && v.aval().ndim() == 0;
-    if (foldable) {
-      std::vector<Array> args;
-      for (const Atom& a : e.invars) args.push_back(std::get<Literal>(a).value());
-      std::vector<Aval> avals;
-      for (const Var& v : e.outvars) avals.push_back(v.aval());
-      ExecContext ctx{default_device()};
-      std::vector<Array> r = e.primitive->impl(ctx, args, e.params, avals);
-      if (r.size() == e.outvars.size()) {
-        for (size_t i = 0; i < r.size(); ++i)
-          folded.emplace(e.outvars[i].id(), Literal(Array(avals[i], r[i].buffer())));
-        continue;
-      }
-    }
-    out.eqns.push_back(std::move(e));
-  }
-  for (Atom& a : out.outvars) a = read(a);
-  return intern(std::move(out));
-}
-
-std::shared_ptr<const Jaxpr> optimize(const Jaxpr& j) {
-  std::shared_ptr<const Jaxpr> p = fold_constants(*inline_calls(j));
-  return ir::dce(*p, std::vector<bool>(p->outvars.size(), true)).first;
-}
 
 // ---------------------------------------------------------------- cost analysis
 
@@ -212,49 +88,126 @@ EagerThunk::EagerThunk(const Primitive& p, Params params, std::vector<Operand> i
       out_(std::move(out)),
       out_avals_(std::move(out_avals)) {}
 
-void EagerThunk::execute(const ExecContext& ctx, std::vector<Array>& buffers) const {
-  std::vector<Array> args;
-  args.reserve(in_.size());
-  for (const Operand& o : in_) args.push_back(o.buffer >= 0 ? buffers[o.buffer] : o.constant);
-  std::vector<Array> outs = prim_->impl(ctx, args, params_, out_avals_);
-  if (outs.size() != out_.size())
-    throw_internal("compiler/executable", "'" + prim_->name() + "' returned " +
+namespace {
+
+// "%3:f32[] %4:f32[]" (appends only: g++ 12 warns falsely (-Wrestrict) on
+// `"literal" + std::string&&`).
+std::string results_str(const std::vector<int32_t>& out, const std::vector<Aval>& avals) {
+  std::string s;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i) s += ' ';
+    s += buffer_str(out[i]);
+    s += ':';
+    s += avals[i].str();
+  }
+  return s;
+}
+
+// "[k=v ...]" sorted by key, leaving out the jaxpr-valued params when `skip_bodies`.
+std::string params_str(const Params& params, bool skip_bodies) {
+  std::vector<std::string> kvs;
+  for (const auto& [k, v] : params.items()) {
+    if (skip_bodies && (std::holds_alternative<std::shared_ptr<const Jaxpr>>(v) ||
+                        std::holds_alternative<JaxprList>(v)))
+      continue;
+    kvs.push_back(k + "=" + param_value_str(v));
+  }
+  if (kvs.empty()) return {};
+  std::sort(kvs.begin(), kvs.end());
+  std::string s = "[";
+  for (size_t i = 0; i < kvs.size(); ++i) {
+    if (i) s += ' ';
+    s += kvs[i];
+  }
+  s += ']';
+  return s;
+}
+
+std::string operands_str(const std::vector<Operand>& in) {
+  std::string s;
+  for (const Operand& o : in) {
+    s += ' ';
+    s += operand_str(o);
+  }
+  return s;
+}
+
+// Stores a thunk's results into their buffers.
+void store_results(const Primitive& p, std::vector<Array>& outs, const std::vector<int32_t>& out,
+                   const std::vector<Aval>& out_avals, std::vector<Array>& buffers) {
+  if (outs.size() != out.size())
+    throw_internal("compiler/executable", "'" + p.name() + "' returned " +
                                               std::to_string(outs.size()) + " results, expected " +
-                                              std::to_string(out_.size()));
+                                              std::to_string(out.size()));
   for (size_t i = 0; i < outs.size(); ++i) {
-    if (out_[i] < 0) continue;
+    if (out[i] < 0) continue;
     Array& r = outs[i];
     // A sub-jaxpr impl may return an operand whose weak flag differs from the promised type.
-    if (r.aval().weak_type != out_avals_[i].weak_type) r = Array(out_avals_[i], r.buffer());
-    buffers[out_[i]] = std::move(r);
+    if (r.aval().weak_type != out_avals[i].weak_type) r = Array(out_avals[i], r.buffer());
+    buffers[out[i]] = std::move(r);
   }
 }
 
+std::vector<Array> read_operands(const std::vector<Operand>& in,
+                                 const std::vector<Array>& buffers) {
+  std::vector<Array> args;
+  args.reserve(in.size());
+  for (const Operand& o : in) args.push_back(o.buffer >= 0 ? buffers[o.buffer] : o.constant);
+  return args;
+}
+
+}  // namespace
+
+void EagerThunk::execute(const ExecContext& ctx, std::vector<Array>& buffers) const {
+  std::vector<Array> args = read_operands(in_, buffers);
+  std::vector<Array> outs = prim_->impl(ctx, args, params_, out_avals_);
+  store_results(*prim_, outs, out_, out_avals_, buffers);
+}
+
 std::string EagerThunk::text() const {
-  // Appends only: g++ 12 warns falsely (-Wrestrict) on `"literal" + std::string&&`.
-  std::string s;
-  for (size_t i = 0; i < out_.size(); ++i) {
-    if (i) s += ' ';
-    s += buffer_str(out_[i]);
-    s += ':';
-    s += out_avals_[i].str();
-  }
+  std::string s = results_str(out_, out_avals_);
   s += " = eager ";
   s += prim_->name();
-  if (!params_.empty()) {
-    std::vector<std::string> kvs;
-    for (const auto& [k, v] : params_.items()) kvs.push_back(k + "=" + param_value_str(v));
-    std::sort(kvs.begin(), kvs.end());
-    s += '[';
-    for (size_t i = 0; i < kvs.size(); ++i) {
-      if (i) s += ' ';
-      s += kvs[i];
-    }
-    s += ']';
-  }
-  for (const Operand& o : in_) {
-    s += ' ';
-    s += operand_str(o);
+  s += params_str(params_, false);
+  s += operands_str(in_);
+  return s;
+}
+
+LoweredThunk::LoweredThunk(
+    const JaxprEqn& eqn,
+    std::function<std::vector<Array>(const ExecContext&, std::span<const Array>)> run,
+    std::vector<std::pair<std::string, std::shared_ptr<const Executable>>> nested,
+    std::vector<Operand> in, std::vector<int32_t> out)
+    : prim_(eqn.primitive),
+      params_(eqn.params),
+      run_(std::move(run)),
+      nested_(std::move(nested)),
+      in_(std::move(in)),
+      out_(std::move(out)) {
+  for (const Var& v : eqn.outvars) out_avals_.push_back(v.aval());
+}
+
+void LoweredThunk::execute(const ExecContext& ctx, std::vector<Array>& buffers) const {
+  std::vector<Array> args = read_operands(in_, buffers);
+  std::vector<Array> outs = run_(ctx, args);
+  store_results(*prim_, outs, out_, out_avals_, buffers);
+}
+
+std::string LoweredThunk::text() const {
+  std::string s = results_str(out_, out_avals_);
+  s += " = ";
+  s += prim_->name();
+  s += params_str(params_, true);
+  s += operands_str(in_);
+  for (const auto& [name, exe] : nested_) {
+    s += "\n    ";
+    s += name;
+    s += ": ";
+    std::string t = exe->text();
+    // Indent the nested plan under its thunk.
+    for (size_t pos = t.find('\n'); pos != std::string::npos; pos = t.find('\n', pos + 1))
+      t.insert(pos + 1, "    ");
+    s += t;
   }
   return s;
 }
@@ -311,6 +264,12 @@ std::shared_ptr<const Executable> compile(const Jaxpr& j) {
         if (last.at(v->id()) == k && std::find(rel.begin(), rel.end(), b) == rel.end())
           rel.push_back(b);
       }
+    if (const LoweringRule* rule = lowering_rule(*e.primitive)) {
+      LoweredEqn l = (*rule)(e);
+      exe->thunks_.push_back(std::make_unique<LoweredThunk>(
+          e, std::move(l.run), std::move(l.nested), std::move(in), std::move(out)));
+      continue;
+    }
     if (!e.primitive->impl)
       throw TypeError(op_message(e.primitive->name(),
                                  "has no eager implementation, so jit cannot run it on the CPU"));

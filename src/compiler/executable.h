@@ -3,19 +3,26 @@
 // execute(ExecContext&, buffers) as the one entry point, so later thunks (fused kernels, library
 // calls, device launches on a stream, collectives) slot in without changing the driver.
 //
-// compile() lowers a const-free jaxpr: first the program passes (calls inlined, constants folded,
-// dead code removed), then one thunk per equation. In this part every equation becomes an
-// EagerThunk that runs its primitive's eager implementation with the avals abstract evaluation
-// gave at compile time (no per-call shape inference); buffers are released after their last use.
+// compile() lowers a const-free jaxpr: first the program passes (compiler/pipeline.h: calls
+// inlined, constants folded, common subexpressions merged, dead code removed), then one thunk per
+// equation. An equation whose family registered a
+// lowering rule (compiler/lowering.h: control flow) becomes a LoweredThunk over nested
+// executables compiled here once; every other one an EagerThunk that runs its primitive's eager
+// implementation with the avals abstract evaluation gave at compile time (no per-call shape
+// inference). Buffers are released after their last use.
 // Compilation is deterministic: the same program gives the same executable text in every process.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "compiler/passes/inline_calls.h"
+#include "compiler/pipeline.h"
 #include "tessera/jaxpr.h"
 #include "tessera/primitive.h"
 
@@ -52,6 +59,29 @@ class EagerThunk final : public Thunk {
   std::vector<Aval> out_avals_;
 };
 
+class Executable;
+
+// Runs an equation lowered by its family's rule (compiler/lowering.h): control flow over
+// nested executables.
+class LoweredThunk final : public Thunk {
+ public:
+  LoweredThunk(const JaxprEqn& eqn,
+               std::function<std::vector<Array>(const ExecContext&, std::span<const Array>)> run,
+               std::vector<std::pair<std::string, std::shared_ptr<const Executable>>> nested,
+               std::vector<Operand> in, std::vector<int32_t> out);
+  void execute(const ExecContext& ctx, std::vector<Array>& buffers) const override;
+  std::string text() const override;
+
+ private:
+  const Primitive* prim_;
+  Params params_;  // for the text
+  std::function<std::vector<Array>(const ExecContext&, std::span<const Array>)> run_;
+  std::vector<std::pair<std::string, std::shared_ptr<const Executable>>> nested_;
+  std::vector<Operand> in_;
+  std::vector<int32_t> out_;
+  std::vector<Aval> out_avals_;
+};
+
 class Executable {
  public:
   // The arguments in the order of the program's invars; returns the results in the order of
@@ -74,20 +104,6 @@ class Executable {
   std::vector<Operand> outs_;
 };
 
-// The program passes, in order: inline_calls, fold_constants, ir::dce.
-std::shared_ptr<const Jaxpr> optimize(const Jaxpr& j);
-// Replaces every equation of a call primitive (register_call_primitive) by the equations of its
-// jaxpr, recursively.
-std::shared_ptr<const Jaxpr> inline_calls(const Jaxpr& j);
-// Evaluates at compile time the effect-free equations whose operands are all literals and whose
-// results are rank 0, replacing their results by literals.
-std::shared_ptr<const Jaxpr> fold_constants(const Jaxpr& j);
-
-// `p`'s equations evaluate params["jaxpr"] (const-free) on their operands: the inliner may
-// splice them (jit registers itself; the compiler knows no primitive by name).
-void register_call_primitive(const Primitive& p);
-bool is_call_primitive(const Primitive& p);
-
 // XLA's cost analysis of a program, as jax's Compiled.cost_analysis() reports it: floating-point
 // operations and bytes read and written by its equations. Estimates by kind: an elementwise or
 // other equation counts one operation per output element (a reduction one per input element);
@@ -99,7 +115,7 @@ struct CostAnalysis {
 };
 CostAnalysis cost_analysis(const Jaxpr& j);
 
-// The passes, then one EagerThunk per equation. `j` must have no constvars (hoist them).
+// The passes, then one thunk per equation. `j` must have no constvars (hoist them).
 std::shared_ptr<const Executable> compile(const Jaxpr& j);
 
 }  // namespace tessera::compiler

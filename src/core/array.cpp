@@ -24,12 +24,7 @@ const std::shared_ptr<Buffer>& Array::buffer(const char* why) const {
   if (!impl_) throw ValueError(op_message(why, "the Array handle is empty (default-constructed)"));
   if (impl_->tracer) {
     if (const Array* c = impl_->tracer->concrete_value()) return c->buffer(why);
-    throw ConcretizationError(op_message(
-        why, "abstract tracer value encountered where a concrete value is expected: " +
-                 impl_->tracer->str() +
-                 ". The value is not known while tracing; use lax.cond / lax.select / "
-                 "numpy::where for value-dependent control flow, or pass the argument as "
-                 "static."));
+    throw ConcretizationError(concretization_message(*impl_->tracer, why));
   }
   if (impl_->deleted) throw ValueError(op_message(why, deleted_array_message(impl_->aval)));
   return impl_->buffer;
@@ -72,13 +67,8 @@ void Array::check_element_type(DType t) const {
 double Array::item_double() const { return item<double>(); }
 
 Array::operator bool() const {
-  if (is_tracer() && tracer()->concrete_value() == nullptr) {
-    throw ConcretizationError(op_message(
-        "bool", "the truth value of a traced array (" + aval().str() +
-                    ") is not known while tracing: Python/C++ control flow cannot depend on "
-                    "traced values. Use lax.cond / lax.select / numpy::where, or make the "
-                    "argument static."));
-  }
+  if (is_tracer() && tracer()->concrete_value() == nullptr)
+    throw TracerBoolConversionError(bool_conversion_message(*tracer()));
   if (size() != 1) {
     throw ValueError(op_message("bool", "the truth value of an array with " +
                                             std::to_string(size()) +

@@ -1,8 +1,9 @@
 // Array::repr() (JAX's Array repr) and Array::str() (NumPy's str), following NumPy's default
 // print options: precision 8, floatmode 'maxprec', linewidth 75, threshold 1000, edgeitems 3.
 // Floats print with the fewest digits that identify the value in its own dtype (NumPy's Dragon4
-// "unique" mode), aligned on the decimal point; bfloat16 prints as ml_dtypes does (C++ ostream
-// of the float value, no alignment), since NumPy treats it as an opaque scalar type.
+// "unique" mode), aligned on the decimal point (scientific notation: every element with the
+// digits of the longest, the extra ones its exact value's); bfloat16 prints as ml_dtypes does (C++
+// ostream of the float value, no alignment), since NumPy treats it as an opaque scalar type.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -118,8 +119,11 @@ struct Parts {
   int exp = 0;           // scientific only
 };
 
-// Positional digits: unique, at most max_frac fractional digits (-1: no limit).
-Parts positional(DType d, double v, int max_frac) {
+// Positional digits: unique, at most max_frac fractional digits (-1: no limit). With
+// exact_integer (NumPy's array formatting), an integer part longer than the unique digits shows
+// the value's exact digits (float16 12528 prints 12528., not 12530.), as NumPy's array2string
+// does; scalar str pads with zeros.
+Parts positional(DType d, double v, int max_frac, bool exact_integer = false) {
   Parts out;
   const std::string sign = std::signbit(v) ? "-" : "";
   if (v == 0) {
@@ -140,7 +144,14 @@ Parts positional(DType d, double v, int max_frac) {
   }
   if (dec.exp >= 0) {
     std::string ip = dec.digits.substr(0, std::min(nd, dec.exp + 1));
-    ip.append(static_cast<size_t>(dec.exp + 1 - static_cast<int>(ip.size())), '0');
+    if (exact_integer && nd < dec.exp + 1) {
+      // Fewer unique digits than the integer part: the value is an integer (its spacing is
+      // above 1), printed exactly.
+      char buf[400];
+      std::snprintf(buf, sizeof buf, "%.0f", std::fabs(v));
+      ip = buf;
+    }
+    ip.append(static_cast<size_t>(std::max(0, dec.exp + 1 - static_cast<int>(ip.size()))), '0');
     out.int_part = sign + ip;
     if (nd > dec.exp + 1) out.frac = dec.digits.substr(dec.exp + 1);
   } else {
@@ -190,12 +201,21 @@ class FloatFormat {
       return pad_left(r, static_cast<size_t>(pad_left_ + pad_right_ + 1));
     }
     if (exp_format_) {
+      // NumPy prints every element with the same number of mantissa digits (min_digits =
+      // precision): an element whose unique digits are fewer gets the further digits of its
+      // exact value, correctly rounded (not zeros).
       Parts p = scientific(dtype_, x, precision_);
+      if (x != 0 && static_cast<int>(p.frac.size()) < precision_) {
+        Decimal dec = rounded(x, precision_ + 1);
+        p.int_part = (std::signbit(x) ? "-" : "") + dec.digits.substr(0, 1);
+        p.frac = dec.digits.substr(1);
+        p.exp = dec.exp;
+      }
       std::string frac = p.frac;
       frac.append(static_cast<size_t>(std::max(0, precision_ - int(frac.size()))), '0');
       return pad_left(p.int_part, pad_left_) + "." + frac + "e" + exp_str(p.exp, exp_size_);
     }
-    Parts p = positional(dtype_, x, kPrecision);
+    Parts p = positional(dtype_, x, kPrecision, true);
     std::string s = pad_left(p.int_part, pad_left_) + "." + p.frac;
     s.append(static_cast<size_t>(std::max(0, pad_right_ - int(p.frac.size()))), ' ');
     return s;
@@ -241,7 +261,7 @@ class FloatFormat {
       pad_right_ = exp_size_ + 2 + precision_;
     } else {
       for (double v : finite) {
-        Parts p = positional(dtype_, v, kPrecision);
+        Parts p = positional(dtype_, v, kPrecision, true);
         pad_left_ = std::max(pad_left_, static_cast<int>(p.int_part.size()));
         pad_right_ = std::max(pad_right_, static_cast<int>(p.frac.size()));
       }

@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "compiler/lowering.h"
+#include "core/array_errors.h"
 #include "ir/passes/dce.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
@@ -23,17 +25,6 @@ Primitive cond("cond", /*multiple_results=*/true);
 // ---- Shared helpers ----
 
 Params cond_params(JaxprList branches) { return Params{{"branches", std::move(branches)}}; }
-
-std::string shaped_array_str(const Aval& a) {
-  std::string s = "ShapedArray(" + std::string(dtype_name(a.dtype)) + "[";
-  for (size_t i = 0; i < a.shape.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(a.shape[i]);
-  }
-  s += "]";
-  if (a.weak_type) s += ", weak_type=True";
-  return s + ")";
-}
 
 std::string shaped_array_list_str(std::span<const Aval> avals) {
   std::string s = "[";
@@ -166,12 +157,33 @@ std::vector<Aval> cond_abstract_eval(std::span<const Aval> in, const Params& par
   return trace::out_avals(*br[0]);
 }
 
+// The branch an index selects (clamped, as lax.switch).
+size_t branch_index(const Array& index, size_t num_branches) {
+  const int64_t i = index.item<int64_t>();
+  return static_cast<size_t>(std::clamp<int64_t>(i, 0, static_cast<int64_t>(num_branches) - 1));
+}
+
 std::vector<Array> cond_impl(const ExecContext&, std::span<const Array> args, const Params& params,
                              std::span<const Aval>) {
   const JaxprList& br = branches_of(params);
-  int64_t i = args[0].item<int64_t>();
-  i = std::clamp<int64_t>(i, 0, static_cast<int64_t>(br.size()) - 1);
-  return eval_jaxpr(*br[i], {}, args.subspan(1));
+  return eval_jaxpr(*br[branch_index(args[0], br.size())], {}, args.subspan(1));
+}
+
+// Under jit: each branch is a nested executable compiled once.
+compiler::LoweredEqn cond_lower(const JaxprEqn& eqn) {
+  const JaxprList& br = branches_of(eqn.params);
+  std::vector<std::shared_ptr<const compiler::Executable>> exes;
+  compiler::LoweredEqn l;
+  for (size_t k = 0; k < br.size(); ++k) {
+    exes.push_back(compiler::compile(*br[k]));
+    std::string name = "branch ";
+    name += std::to_string(k);
+    l.nested.emplace_back(std::move(name), exes.back());
+  }
+  l.run = [exes](const ExecContext& ctx, std::span<const Array> args) {
+    return exes[branch_index(args[0], exes.size())]->execute(ctx, args.subspan(1));
+  };
+  return l;
 }
 
 // ---- JVP ----
@@ -463,6 +475,7 @@ void register_cond() {
   Primitive& p = cond;
   p.abstract_eval = cond_abstract_eval;
   p.impl = cond_impl;
+  compiler::register_lowering(p, cond_lower);
   p.jvp = cond_jvp;
   p.linearize = cond_linearize;
   p.transpose = cond_transpose;

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/array_errors.h"
 #include "tessera/jaxpr.h"
 #include "tessera/primitive.h"
 #include "trace/jaxpr_transforms.h"
@@ -37,8 +38,7 @@ struct StagedBranches {
 StagedBranches stage_branches(std::span<const flat::Fun> funs, std::span<const Aval> in_avals);
 
 // ---- Type checks with JAX's messages (shared by cond, switch and while_loop). ----
-// JAX's str(ShapedArray): "ShapedArray(float32[3,4])", ", weak_type=True" for weak types.
-std::string shaped_array_str(const Aval& a);
+// (shaped_array_str, JAX's str(ShapedArray), is core/array_errors.h's.)
 // "[ShapedArray(bool[3])]".
 std::string shaped_array_list_str(std::span<const Aval> avals);
 // Shape and dtype equal (weak types ignored, as JAX's typematch).

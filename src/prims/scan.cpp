@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "compiler/lowering.h"
 #include "ir/passes/dce.h"
 #include "tessera/errors.h"
 
@@ -119,17 +120,15 @@ std::vector<Aval> scan_abstract_eval(std::span<const Aval> in, const Params& par
   return out;
 }
 
-// The eager loop: each step evaluates the body at the eval trace; x slices are copied out of
-// the scanned operands and each y slice is copied into its preallocated stacked output.
-std::vector<Array> scan_impl(const ExecContext& ctx, std::span<const Array> args,
-                             const Params& params, std::span<const Aval> out_avals) {
-  ScanParams sp = scan_params_of(params);
+// The loop: each step runs `body` (the body's equations through the eval trace, or its nested
+// executable under jit) on the consts, the carries and this step's x slices, which are copied
+// out of the scanned operands; each y slice is copied into its preallocated stacked output.
+std::vector<Array> scan_loop(const ExecContext& ctx, std::span<const Array> args,
+                             const ScanParams& sp, std::span<const Aval> out_avals,
+                             const compiler::BodyFn& body) {
   const Jaxpr& b = *sp.jaxpr;
   const size_t nc = static_cast<size_t>(sp.num_consts), ncar = static_cast<size_t>(sp.num_carry);
   const size_t nx = args.size() - nc - ncar, ny = b.outvars.size() - ncar;
-  Trace* bottom = current_trace();
-  while (bottom->parent() != nullptr) bottom = bottom->parent();
-  TraceScope scope(bottom);
 
   std::vector<Array> in(args.begin(), args.end());
   std::vector<Aval> x_slice(nx);
@@ -153,7 +152,7 @@ std::vector<Array> scan_impl(const ExecContext& ctx, std::span<const Array> args
       const auto* base = static_cast<const std::byte*>(args[nc + ncar + j].raw_data("scan"));
       in[nc + ncar + j] = array_from_host(x_slice[j], base + static_cast<size_t>(idx) * x_step[j]);
     }
-    std::vector<Array> outs = eval_jaxpr(b, {}, in);
+    std::vector<Array> outs = body(in);
     for (size_t k = 0; k < ncar; ++k) in[nc + k] = std::move(outs[k]);
     for (size_t k = 0; k < ny; ++k) {
       const Array& y = outs[ncar + k];
@@ -168,6 +167,30 @@ std::vector<Array> scan_impl(const ExecContext& ctx, std::span<const Array> args
   std::vector<Array> result(in.begin() + nc, in.begin() + nc + ncar);
   result.insert(result.end(), ys.begin(), ys.end());
   return result;
+}
+
+std::vector<Array> scan_impl(const ExecContext& ctx, std::span<const Array> args,
+                             const Params& params, std::span<const Aval> out_avals) {
+  ScanParams sp = scan_params_of(params);
+  Trace* bottom = current_trace();
+  while (bottom->parent() != nullptr) bottom = bottom->parent();
+  TraceScope scope(bottom);
+  return scan_loop(ctx, args, sp, out_avals,
+                   [&sp](std::span<const Array> in) { return eval_jaxpr(*sp.jaxpr, {}, in); });
+}
+
+// Under jit: the body is a nested executable compiled once with the program.
+compiler::LoweredEqn scan_lower(const JaxprEqn& eqn) {
+  auto sp = std::make_shared<const ScanParams>(scan_params_of(eqn.params));
+  std::shared_ptr<const compiler::Executable> body = compiler::compile(*sp->jaxpr);
+  std::vector<Aval> out_avals;
+  for (const Var& v : eqn.outvars) out_avals.push_back(v.aval());
+  compiler::LoweredEqn l;
+  l.run = [sp, body, out_avals](const ExecContext& ctx, std::span<const Array> args) {
+    return scan_loop(ctx, args, *sp, out_avals, compiler::executable_body(body, ctx));
+  };
+  l.nested.emplace_back("body", body);
+  return l;
 }
 
 // DCE: unused ys are dropped; a carry is kept only when a used output or an effectful body
@@ -235,6 +258,7 @@ void register_scan() {
   Primitive& p = scan;
   p.abstract_eval = scan_abstract_eval;
   p.impl = scan_impl;
+  compiler::register_lowering(p, scan_lower);
   p.jvp = scan_jvp;
   p.linearize = scan_linearize;
   p.transpose = scan_transpose;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/lowering.h"
 #include "ir/passes/dce.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
@@ -109,17 +110,41 @@ std::vector<Aval> while_abstract_eval(std::span<const Aval> in, const Params& pa
   return trace::out_avals(*w.bj);
 }
 
-std::vector<Array> while_impl(const ExecContext&, std::span<const Array> args, const Params& params,
-                              std::span<const Aval>) {
-  Parts w = parts_of(params, args.size());
+// The loop over a cond function and a body function (the jaxprs through the eval trace, or
+// their nested executables under jit).
+std::vector<Array> while_loop_run(std::span<const Array> args, const Parts& w,
+                                  const compiler::BodyFn& cond, const compiler::BodyFn& body) {
   std::span<const Array> cc = args.subspan(0, w.cn), bc = args.subspan(w.cn, w.bn);
   std::vector<Array> carry(args.begin() + w.cn + w.bn, args.end());
   for (;;) {
-    std::vector<Array> pred = eval_jaxpr(*w.cj, {}, trace::concat({cc, carry}));
+    std::vector<Array> pred = cond(trace::concat({cc, carry}));
     if (!pred[0].item<bool>()) break;
-    carry = eval_jaxpr(*w.bj, {}, trace::concat({bc, carry}));
+    carry = body(trace::concat({bc, carry}));
   }
   return carry;
+}
+
+std::vector<Array> while_impl(const ExecContext&, std::span<const Array> args, const Params& params,
+                              std::span<const Aval>) {
+  Parts w = parts_of(params, args.size());
+  return while_loop_run(
+      args, w, [&w](std::span<const Array> in) { return eval_jaxpr(*w.cj, {}, in); },
+      [&w](std::span<const Array> in) { return eval_jaxpr(*w.bj, {}, in); });
+}
+
+// Under jit: the cond and body functions are nested executables compiled once.
+compiler::LoweredEqn while_lower(const JaxprEqn& eqn) {
+  auto w = std::make_shared<const Parts>(parts_of(eqn.params, eqn.invars.size()));
+  std::shared_ptr<const compiler::Executable> cond = compiler::compile(*w->cj);
+  std::shared_ptr<const compiler::Executable> body = compiler::compile(*w->bj);
+  compiler::LoweredEqn l;
+  l.run = [w, cond, body](const ExecContext& ctx, std::span<const Array> args) {
+    return while_loop_run(args, *w, compiler::executable_body(cond, ctx),
+                          compiler::executable_body(body, ctx));
+  };
+  l.nested.emplace_back("cond", cond);
+  l.nested.emplace_back("body", body);
+  return l;
 }
 
 // ---- JVP / linearize / transpose ----
@@ -372,6 +397,7 @@ void register_while() {
   Primitive& p = while_loop;
   p.abstract_eval = while_abstract_eval;
   p.impl = while_impl;
+  compiler::register_lowering(p, while_lower);
   p.jvp = while_jvp;
   p.linearize = while_linearize;
   p.transpose = while_transpose;

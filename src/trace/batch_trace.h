@@ -20,6 +20,9 @@ class BatchTracer final : public TracerFor<BatchTrace> {
   BatchTracer(std::shared_ptr<BatchTrace> t, Array val, int64_t bdim);
   const Aval& aval() const override { return aval_; }
   std::string str() const override;
+  std::string origin() const override {
+    return val_.is_tracer() ? val_.tracer()->origin() : std::string();
+  }
   const Array& val() const { return val_; }
   int64_t bdim() const { return bdim_; }
 

@@ -7,8 +7,10 @@
 
 namespace tessera::trace {
 
-ClosedJaxpr stage_closed(const Fun& f, std::span<const Aval> avals) {
+ClosedJaxpr stage_closed(const Fun& f, std::span<const Aval> avals,
+                         std::shared_ptr<const DebugInfo> debug) {
   auto st = std::make_shared<StagingTrace>(current_trace(), /*partial_eval=*/false);
+  st->set_debug_info(std::move(debug));
   TraceLifetime life(st.get());
   std::vector<Array> xs;
   xs.reserve(avals.size());
@@ -31,8 +33,8 @@ Staged hoist_consts(const ClosedJaxpr& c) {
   return {intern(std::move(j)), c.consts};
 }
 
-Staged stage(const Fun& f, std::span<const Aval> avals) {
-  return hoist_consts(stage_closed(f, avals));
+Staged stage(const Fun& f, std::span<const Aval> avals, std::shared_ptr<const DebugInfo> debug) {
+  return hoist_consts(stage_closed(f, avals, std::move(debug)));
 }
 
 Fun as_fun(JaxprPtr j) {

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/debug_info.h"
 #include "tessera/flat_fun.h"
 #include "tessera/jaxpr.h"
 
@@ -33,8 +34,10 @@ using flat::Fun;
 
 // ---- Staging. ----
 // f staged on abstract arguments of the given avals into a closed jaxpr (make_jaxpr's core):
-// values f closes over become constvars (rank-0 concrete ones literals).
-ClosedJaxpr stage_closed(const Fun& f, std::span<const Aval> in_avals);
+// values f closes over become constvars (rank-0 concrete ones literals). `debug` (optional)
+// names f and its inputs in the concretization errors of its tracers.
+ClosedJaxpr stage_closed(const Fun& f, std::span<const Aval> in_avals,
+                         std::shared_ptr<const DebugInfo> debug = nullptr);
 
 // A const-free jaxpr and the values it closed over (to pass as its leading operands).
 struct Staged {
@@ -47,7 +50,8 @@ struct Staged {
 Staged hoist_consts(const ClosedJaxpr& c);
 // stage_closed, then hoist_consts. Closed-over arrays (concrete or tracers of enclosing traces)
 // become the leading invars; `consts` holds them.
-Staged stage(const Fun& f, std::span<const Aval> in_avals);
+Staged stage(const Fun& f, std::span<const Aval> in_avals,
+             std::shared_ptr<const DebugInfo> debug = nullptr);
 
 // A const-free jaxpr as a function that binds its equations through the current trace.
 Fun as_fun(JaxprPtr j);

@@ -32,6 +32,10 @@ class JVPTracer final : public TracerFor<JVPTrace> {
     if (primal_.is_concrete()) return &primal_;
     return primal_.tracer()->concrete_value();
   }
+  // The primal's origin (a jit around grad: the staged primal knows the arguments).
+  std::string origin() const override {
+    return primal_.is_tracer() ? primal_.tracer()->origin() : std::string();
+  }
   const Array& tangent() const { return tangent_; }
 
  private:

@@ -1,6 +1,7 @@
 #include "trace/staging_trace.h"
 
 #include <string>
+#include <unordered_set>
 
 #include "core/array_errors.h"
 
@@ -9,6 +10,26 @@ namespace tessera::trace {
 std::string StagingTracer::str() const {
   return "Traced<" + aval().str() + ">with<" +
          (owner()->partial_eval() ? "JaxprTrace" : "DynamicJaxprTrace") + ">";
+}
+
+std::string StagingTracer::origin() const {
+  const DebugInfo* d = owner()->debug_info();
+  return d ? origin_message(*d, owner()->progenitor_inputs(var_)) : std::string();
+}
+
+std::vector<size_t> StagingTrace::progenitor_inputs(const Var& v) const {
+  std::unordered_set<uint64_t> needed{v.id()};
+  for (auto e = eqns_.rbegin(); e != eqns_.rend(); ++e) {
+    bool used = false;
+    for (const Var& o : e->outvars) used = used || needed.count(o.id()) > 0;
+    if (!used) continue;
+    for (const Atom& a : e->invars)
+      if (const Var* in = std::get_if<Var>(&a)) needed.insert(in->id());
+  }
+  std::vector<size_t> out;
+  for (size_t i = 0; i < invars_.size(); ++i)
+    if (needed.count(invars_[i].id())) out.push_back(i);
+  return out;
 }
 
 Array StagingTrace::new_arg(const Aval& aval) {

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tessera/debug_info.h"
 #include "tessera/jaxpr.h"
 #include "trace/trace_util.h"
 
@@ -22,6 +23,7 @@ class StagingTracer final : public TracerFor<StagingTrace> {
   StagingTracer(std::shared_ptr<StagingTrace> t, Var v) : TracerFor(std::move(t)), var_(v) {}
   const Aval& aval() const override { return var_.aval(); }
   std::string str() const override;
+  std::string origin() const override;
   const Var& var() const { return var_; }
 
  private:
@@ -39,6 +41,11 @@ class StagingTrace final : public Trace, public std::enable_shared_from_this<Sta
   // The tracer of a var defined by an equation of this trace.
   Array tracer_for(const Var& v);
   bool is_own(const Array& a) const;
+  // Names the staged function and its inputs in its tracers' concretization errors.
+  void set_debug_info(std::shared_ptr<const DebugInfo> d) { debug_ = std::move(d); }
+  // The positions of the invars `v` depends on (JAX's find_progenitors), ascending.
+  std::vector<size_t> progenitor_inputs(const Var& v) const;
+  const DebugInfo* debug_info() const { return debug_.get(); }
 
   std::vector<Array> process_primitive(const Primitive& p, std::span<const Array> args,
                                        const Params& params) override;
@@ -55,6 +62,7 @@ class StagingTrace final : public Trace, public std::enable_shared_from_this<Sta
   Atom atom_for(const Array& a, std::string_view op);
 
   bool partial_eval_;
+  std::shared_ptr<const DebugInfo> debug_;
   std::vector<Var> invars_;
   std::vector<JaxprEqn> eqns_;
   std::vector<Var> constvars_;

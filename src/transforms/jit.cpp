@@ -1,9 +1,12 @@
 // flat::JitCache (tessera/jit.h): the trace cache of a jitted function and its call, which binds
 // the `jit` primitive (prims/jit.h) on the staged program.
+#include <algorithm>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
 #include "compiler/executable.h"
+#include "core/array_errors.h"
 #include "prims/jit.h"
 #include "tessera/config.h"
 #include "tessera/jit.h"
@@ -48,6 +51,17 @@ struct Entry {
   TreeDef out_def;
 };
 
+// The default DebugInfo of a jitted call: JitOptions::name and the arguments' key paths.
+std::shared_ptr<const DebugInfo> debug_info(const JitOptions& o, const TreeDef& in_def,
+                                            const DebugInfoFn& debug) {
+  if (debug) return std::make_shared<const DebugInfo>(debug());
+  auto d = std::make_shared<DebugInfo>();
+  d->traced_for = "jit";
+  d->func_src_info = o.name;
+  for (const KeyPath& p : tree_leaf_paths(in_def)) d->arg_names.push_back("args" + keystr(p));
+  return d;
+}
+
 bool any_tracer(std::span<const Array> xs) {
   for (const Array& x : xs)
     if (x.defined() && !x.is_concrete()) return true;
@@ -63,7 +77,7 @@ struct JitCache::Impl {
   int64_t traces = 0;
 
   std::shared_ptr<const Entry> lookup(const TreeDef& in_def, std::span<const Array> args,
-                                      const Fun& fun, TreeDef& out_def) {
+                                      const Fun& fun, TreeDef& out_def, const DebugInfoFn& debug) {
     Key key{in_def, {}, x64_enabled()};
     key.avals.reserve(args.size());
     for (const Array& a : args) {
@@ -75,7 +89,7 @@ struct JitCache::Impl {
       auto it = entries.find(key);
       if (it != entries.end()) return it->second;
     }
-    trace::Staged st = trace::stage(fun, key.avals);
+    trace::Staged st = trace::stage(fun, key.avals, debug_info(options, in_def, debug));
     auto e = std::make_shared<Entry>();
     e->jaxpr = st.jaxpr;
     e->consts = std::move(st.consts);
@@ -94,9 +108,13 @@ JitCache::JitCache(JitOptions options) : impl_(std::make_shared<Impl>()) {
 }
 
 std::vector<Array> JitCache::call(const TreeDef& in_def, std::span<const Array> args,
-                                  const Fun& fun, TreeDef& out_def) {
+                                  const Fun& fun, TreeDef& out_def, const DebugInfoFn& debug,
+                                  const std::vector<bool>& donated) {
   if (config::read_bool("jax_disable_jit")) return fun(args);
-  std::shared_ptr<const Entry> e = impl_->lookup(in_def, args, fun, out_def);
+  if (!donated.empty() && donated.size() != args.size())
+    throw_internal("jit", "the donation mask has " + std::to_string(donated.size()) +
+                              " flags for " + std::to_string(args.size()) + " arguments");
+  std::shared_ptr<const Entry> e = impl_->lookup(in_def, args, fun, out_def, debug);
   out_def = e->out_def;
   std::vector<Array> ops = trace::concat({e->consts, args});
   const JitOptions& o = impl_->options;
@@ -105,12 +123,40 @@ std::vector<Array> JitCache::call(const TreeDef& in_def, std::span<const Array> 
   co.name = o.name;
   co.inline_call = o.inline_call;
   co.keep_unused = o.keep_unused;
-  return prims::bind_jit(e->jaxpr, ops, co);
+  const bool any_donated = std::find(donated.begin(), donated.end(), true) != donated.end();
+  if (any_donated) {
+    co.donated.assign(e->consts.size(), false);
+    co.donated.insert(co.donated.end(), donated.begin(), donated.end());
+  }
+  std::vector<Array> outs = prims::bind_jit(e->jaxpr, ops, co);
+  if (any_donated) {
+    // Only concrete arrays are deleted (a tracer's value belongs to its trace, as in JAX).
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!donated[i] || !args[i].is_concrete() || args[i].is_deleted()) continue;
+      Array x = args[i];
+      for (Array& out : outs)  // an output that is the donated array keeps its buffer
+        if (out.impl() == x.impl()) out = Array(out.aval(), out.buffer("jit"));
+      x.delete_buffer();
+    }
+  }
+  return outs;
+}
+
+std::vector<bool> donation_mask(const JitOptions& options, const std::vector<TreeDef>& arg_defs) {
+  if (options.donate_argnums.empty()) return {};
+  const int n = static_cast<int>(arg_defs.size());
+  std::vector<bool> mask;
+  for (int j = 0; j < n; ++j) {
+    bool d = false;
+    for (int k : options.donate_argnums) d = d || k == j || k + n == j;
+    mask.insert(mask.end(), static_cast<size_t>(arg_defs[j].num_leaves()), d);
+  }
+  return mask;
 }
 
 ClosedJaxpr JitCache::trace(const TreeDef& in_def, std::span<const Array> args, const Fun& fun,
-                            TreeDef& out_def) {
-  std::shared_ptr<const Entry> e = impl_->lookup(in_def, args, fun, out_def);
+                            TreeDef& out_def, const DebugInfoFn& debug) {
+  std::shared_ptr<const Entry> e = impl_->lookup(in_def, args, fun, out_def, debug);
   out_def = e->out_def;
   Jaxpr j = *e->jaxpr;
   const auto n = static_cast<std::ptrdiff_t>(e->consts.size());
@@ -128,6 +174,41 @@ int64_t JitCache::trace_count() const {
 const JitOptions& JitCache::options() const { return impl_->options; }
 
 int64_t jit_compile_count() { return prims::jit_compile_count(); }
+
+std::map<std::string, double> cost_analysis(const ClosedJaxpr& j) {
+  trace::Staged st = trace::hoist_consts(j);
+  compiler::CostAnalysis c = compiler::cost_analysis(*compiler::optimize(*st.jaxpr));
+  return {{"flops", c.flops}, {"bytes accessed", c.bytes_accessed}};
+}
+
+void check_compiled_signature(const TreeDef& compiled_def, std::span<const Aval> compiled_avals,
+                              const TreeDef& def, std::span<const Array> args) {
+  if (!(def == compiled_def))
+    throw TypeError(
+        op_message("Compiled",
+                   "Function compiled with input pytree does not match the input pytree it was "
+                   "called with: compiled with " +
+                       compiled_def.str() + ", called with " + def.str()));
+  std::string diffs;
+  for (size_t i = 0; i < args.size() && i < compiled_avals.size(); ++i) {
+    if (!args[i].defined())
+      throw ValueError(op_message("Compiled", "an argument is an empty Array handle"));
+    const Aval& a = compiled_avals[i];
+    const Aval& b = args[i].aval();
+    if (a.shape == b.shape && a.dtype == b.dtype && a.weak_type == b.weak_type) continue;
+    diffs += "\nargument ";
+    diffs += std::to_string(i);
+    diffs += ": compiled for ";
+    diffs += shaped_array_str(a);
+    diffs += ", called with ";
+    diffs += shaped_array_str(b);
+  }
+  if (!diffs.empty())
+    throw TypeError(op_message("Compiled",
+                               "Argument types differ from the types for which this computation "
+                               "was compiled. The mismatches are:" +
+                                   diffs));
+}
 
 std::string compiled_text(const ClosedJaxpr& j) {
   trace::Staged st = trace::hoist_consts(j);

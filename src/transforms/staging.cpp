@@ -26,7 +26,7 @@ Array abstract_placeholder(const Aval& aval) {
   return Array(std::make_shared<PlaceholderTracer>(aval));
 }
 
-ClosedJaxpr make_jaxpr(const Fun& f, std::span<const Array> args) {
+ClosedJaxpr make_jaxpr(const Fun& f, std::span<const Array> args, const DebugInfo* debug) {
   std::vector<Aval> avals;
   avals.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
@@ -35,7 +35,16 @@ ClosedJaxpr make_jaxpr(const Fun& f, std::span<const Array> args) {
           op_message("make_jaxpr", "argument " + std::to_string(i) + " is an empty Array handle"));
     avals.push_back(args[i].aval());
   }
-  return trace::stage_closed(f, avals);
+  auto d = std::make_shared<DebugInfo>();
+  if (debug) {
+    *d = *debug;
+  } else {
+    d->traced_for = "make_jaxpr";
+    d->func_src_info = "fn";
+    for (size_t i = 0; i < args.size(); ++i)
+      d->arg_names.push_back("args[" + std::to_string(i) + "]");
+  }
+  return trace::stage_closed(f, avals, std::move(d));
 }
 
 }  // namespace tessera::flat

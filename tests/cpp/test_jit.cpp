@@ -7,6 +7,7 @@
 // operands.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -218,6 +219,50 @@ TEST(Jit, ProgramPassesInlineFoldAndPrune) {
   expect_bitwise(jit(f)(x), tnp::exp(x) + 1.0);
 }
 
+// Control flow under jit runs its bodies as nested executables compiled with the program: the
+// plan shows them, and results equal eager evaluation bitwise (scan with a cond and a
+// while_loop in its body, on fresh random inputs).
+TEST(Jit, ControlFlowRunsNestedExecutables) {
+  auto step = [](const Array& c, const Array& x) {
+    Array n = lax::cond(
+        lax::gt(tnp::sum(x), tnp::zeros({})), [](const Array& v) { return tnp::sin(v); },
+        [](const Array& v) { return tnp::cos(v) * 2.0; }, c + x);
+    // Halve until the norm is below 4 (data-dependent trip count).
+    Array h = lax::while_loop([](const Array& v) { return tnp::sum(v * v) > 16.0; },
+                              [](const Array& v) { return v * 0.5; }, n * 3.0);
+    return std::make_pair(h, tnp::sum(h));
+  };
+  auto f = [&](const Array& c0, const Array& xs) { return lax::scan(step, c0, xs); };
+  Array c0 = random_array({6}, f32), xs = random_array({9, 6}, f32);
+  auto [c_eager, y_eager] = f(c0, xs);
+  auto jf = jit(f, {.name = "loop"});
+  auto [c_jit, y_jit] = jf(c0, xs);
+  expect_bitwise(c_jit, c_eager);
+  expect_bitwise(y_jit, y_eager);
+  const std::string text = flat::compiled_text(make_jaxpr(f)(c0, xs));
+  EXPECT_EQ(text.find("eager scan"), std::string::npos) << text;
+  EXPECT_EQ(text.find("eager cond"), std::string::npos) << text;
+  EXPECT_EQ(text.find("eager while"), std::string::npos) << text;
+  for (const char* part : {"= scan[", "body: executable", "branch 0: executable",
+                           "branch 1: executable", "= while[", "cond: executable"})
+    EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
+  // Nested plans are indented under their thunk, and the text is deterministic.
+  EXPECT_NE(text.find("\n        "), std::string::npos) << text;
+  EXPECT_EQ(flat::compiled_text(make_jaxpr(f)(c0, xs)), text);
+  // Gradients through the lowered scan and cond (the while loop's value is not differentiated
+  // here: reverse-mode of while_loop is refused, as in JAX).
+  auto g = [&](const Array& c) {
+    auto body = [](const Array& cc, const Array& x) {
+      Array n = lax::cond(
+          lax::gt(tnp::sum(x), tnp::zeros({})), [](const Array& v) { return tnp::sin(v); },
+          [](const Array& v) { return tnp::cos(v) * 2.0; }, cc * x);
+      return std::make_pair(n, tnp::sum(n));
+    };
+    return tnp::sum(lax::scan(body, c, xs).second);
+  };
+  expect_bitwise(jit(grad(g))(c0), grad(g)(c0));
+}
+
 TEST(Jit, CostAnalysisCountsByKind) {
   // A contraction: 2 * out * contracted size; elementwise: one per output element; a loop body
   // times its length.
@@ -255,6 +300,97 @@ TEST(Jit, KeepUnusedAndInline) {
 TEST(Jit, ArgumentErrors) {
   auto jf = jit([](const Array& x) { return x; });
   EXPECT_ERROR(ValueError, jf(Array()), "empty Array handle");
+}
+
+// JAX's AOT stages from C++: lower on arrays or abstract placeholders, the Lowered text, compile,
+// the Compiled plan and cost, calls equal to the jitted call (no retrace), and JAX's TypeError
+// for other avals.
+TEST(Jit, AheadOfTimeStages) {
+  auto f = jit([](const Array& x, const Array& y) { return tnp::tanh(tnp::matmul(x, y)) + 1.0; },
+               {.name = "layer"});
+  auto lowered = f.lower(flat::abstract_placeholder(Aval{{4, 5}, f32, false}),
+                         flat::abstract_placeholder(Aval{{5, 3}, f32, false}));
+  EXPECT_NE(lowered.as_text().find("dot_general"), std::string::npos) << lowered.as_text();
+  auto compiled = lowered.compile();
+  EXPECT_NE(compiled.as_text().find("executable ("), std::string::npos) << compiled.as_text();
+  std::map<std::string, double> cost = compiled.cost_analysis();
+  EXPECT_EQ(cost.at("flops"), 2.0 * 4 * 5 * 3 + 2.0 * 4 * 3);  // dot, then tanh and add
+  EXPECT_GT(cost.at("bytes accessed"), 0);
+  Array x = random_array({4, 5}, f32), y = random_array({5, 3}, f32);
+  expect_bitwise(compiled(x, y), tnp::tanh(tnp::matmul(x, y)) + 1.0);
+  EXPECT_EQ(f.trace_count(), 1);  // lower() traced; the call reused the entry
+  EXPECT_ERROR(TypeError, compiled(random_array({4, 6}, f32), random_array({6, 3}, f32)),
+               "argument 0: compiled for ShapedArray(float32[4,5]), called with "
+               "ShapedArray(float32[4,6])");
+  // (Another number of arguments does not compile: C++ checks arity statically.)
+}
+
+// donate_argnums: the donated argument is deleted after the call (JAX's "Array has been
+// deleted"), the equation's donated_invars say so, other arguments stay usable, and an output
+// that is the donated array itself keeps its value.
+TEST(Jit, DonationDeletesTheArgument) {
+  Array x = random_array({5}, f32), y = random_array({5}, f32);
+  const std::vector<double> xv = to_doubles(x), yv = to_doubles(y);
+  auto f = jit([](const Array& a, const Array& b) { return a * b + 1.0; },
+               {.name = "upd", .donate_argnums = {0}});
+  Array want = tnp::multiply(tnp::array(xv, {5}, f32), tnp::array(yv, {5}, f32)) + 1.0;
+  Array z = f(x, y);
+  expect_bitwise(z, want);
+  EXPECT_TRUE(x.is_deleted());
+  EXPECT_FALSE(y.is_deleted());
+  EXPECT_ERROR(ValueError, (void)tnp::sin(x), "Array has been deleted with shape=float32[5]");
+  // The staged equation records the donation (one flag per operand).
+  Array x2 = random_array({5}, f32);
+  const std::string text =
+      to_string(*make_jaxpr([&](const Array& a) { return f(a, y); })(x2).jaxpr);
+  EXPECT_NE(text.find("donated_invars=(1, 0)"), std::string::npos) << text;
+  EXPECT_FALSE(x2.is_deleted());  // tracers are not deleted
+  // Negative indices count from the end; an identity output keeps the donated buffer's value.
+  auto ident = jit([](const Array& a, const Array& b) { return std::make_pair(b, a + 0.0); },
+                   {.name = "ident", .donate_argnums = {-1}});
+  Array u = random_array({3}, f32), v = random_array({3}, f32);
+  const std::vector<double> vv = to_doubles(v);
+  auto [o1, o2] = ident(u, v);
+  EXPECT_TRUE(v.is_deleted());
+  EXPECT_FALSE(u.is_deleted());
+  EXPECT_EQ(to_doubles(o1), vv);
+}
+
+// C++ control flow on a traced value: JAX's error types and texts, naming the function
+// (JitOptions::name) and the arguments the value depends on by their key paths.
+TEST(Jit, ConcretizationErrorsNameTheArguments) {
+  Array x = random_array({}, f32), y = random_array({}, f32);
+  auto branchy = jit(
+      [](const Array& a, const Array& b, const Array& c) {
+        return static_cast<bool>(lax::gt(tnp::add(b, c), tnp::zeros({}))) ? a : b;
+      },
+      JitOptions{.name = "branchy"});
+  std::string m;
+  try {
+    branchy(x, y, x);
+  } catch (const TracerBoolConversionError& e) {
+    m = e.what();
+  }
+  EXPECT_NE(m.find("Attempted boolean conversion of traced array with shape bool[]."),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("The error occurred while tracing the function branchy for jit. This "
+                   "concrete value was not available in C++ because it depends on the values "
+                   "of the arguments args[1] and args[2]."),
+            std::string::npos)
+      << m;
+  // Pytree arguments are named by their paths; item() is a ConcretizationError naming item.
+  auto tree = jit([](const std::vector<Array>& v) { return v[0] * v[1].item<float>(); });
+  EXPECT_ERROR(ConcretizationError, tree(std::vector<Array>{x, y}),
+               "depends on the value of the argument args[0][1].");
+  // make_jaxpr's defaults: "fn" and args[i].
+  auto one = [](const Array& a, const Array& b) { return static_cast<bool>(a) ? a : b; };
+  EXPECT_ERROR(TracerBoolConversionError, make_jaxpr(one)(x, y),
+               "tracing the function fn for make_jaxpr. This concrete value was not available "
+               "in C++ because it depends on the value of the argument args[0].");
+  // grad inside jit: the primal knows its argument.
+  auto g = jit(grad([](const Array& a) { return static_cast<bool>(a) ? a * a : a; }));
+  EXPECT_ERROR(TracerBoolConversionError, g(x), "the argument args[0].");
 }
 
 }  // namespace

@@ -213,6 +213,101 @@ def test_disable_jit_runs_eagerly(rng):
     assert len(seen) == 2
 
 
+def test_concretization_errors_name_the_function_and_arguments(rng):
+    """JAX's texts: the error type by the conversion (bool, int(), __index__, __array__), the
+    function and transformation, and the arguments the value depends on, by their names and key
+    paths; on the C++ fast path (positional calls) and the Python path (keywords) alike."""
+    x = jnp.asarray(rng.normal(size=()).astype(np.float32))
+    y = jnp.asarray(rng.normal(size=()).astype(np.float32))
+
+    @jax.jit
+    def one(a, b):
+        if a > 0:
+            return b
+        return -b
+    for call in (lambda: one(x, y), lambda: one(a=x, b=y), lambda: one(x, b=y)):
+        with pytest.raises(jax.errors.TracerBoolConversionError) as e:
+            call()
+        msg = str(e.value)
+        assert "Attempted boolean conversion of traced array with shape bool[]." in msg, msg
+        assert re.search(r"The error occurred while tracing the function one at .*test_jit\.py:"
+                         r"\d+ for jit\. This concrete value was not available in Python because "
+                         r"it depends on the value of the argument a\.", msg), msg
+        assert msg.count("The error occurred while tracing") == 1
+        assert isinstance(e.value, jax.errors.ConcretizationTypeError)
+
+    @jax.jit
+    def two(a, b, c):
+        return jnp.where(a + c * 0 > b, a, b) if (a * b > 0) else c
+    with pytest.raises(jax.errors.TracerBoolConversionError,
+                       match=r"depends on the values of the arguments a and b\."):
+        two(x, y, x)
+
+    @jax.jit
+    def three(a, b, c):
+        return a if (a + b + c) > 0 else b
+    with pytest.raises(TypeError, match=r"values of the arguments a, b, and c\."):
+        three(x, y, x)
+
+    @jax.jit
+    def tree(params, scale):
+        if jnp.sum(params["w"][1]) > 0:
+            return scale
+        return params["b"]
+    p = {"w": (x, jnp.ones(3)), "b": y}
+    with pytest.raises(TypeError, match=re.escape("the argument params['w'][1].")):
+        tree(p, 2.0)
+
+    @jax.jit
+    def star(*args, **kw):
+        return args[0] if kw["k"] > 0 else args[1]
+    with pytest.raises(TypeError, match=re.escape("the argument kw['k'].")):
+        star(x, y, k=y)
+
+    @functools.partial(jax.jit, static_argnums=0)
+    def static_first(n, a):
+        return a if a > n else -a
+    with pytest.raises(TypeError, match=r"the argument a\."):
+        static_first(1, x)
+
+    @jax.jit
+    def as_int(a):
+        return jnp.ones(3) * int(a)
+    with pytest.raises(jax.errors.ConcretizationTypeError) as e:
+        as_int(x)
+    assert "The problem arose with the `int` function." in str(e.value)
+    assert "the argument a." in str(e.value)
+
+    @jax.jit
+    def as_index(a):
+        return [1.0, 2.0, 3.0][a]
+    with pytest.raises(jax.errors.TracerIntegerConversionError,
+                       match=r"The __index__\(\) method was called on traced array with shape "
+                             r"int32\[\]\.(.|\n)*the argument a\.") as e:
+        as_index(jnp.asarray(1))
+    assert not isinstance(e.value, jax.errors.ConcretizationTypeError)  # as JAX's
+
+    @jax.jit
+    def to_numpy(a):
+        return np.asarray(a) + 1
+    with pytest.raises(jax.errors.TracerArrayConversionError,
+                       match=r"__array__\(\) was called on traced array with shape float32\[\]"
+                             r"(.|\n)*the argument a\."):
+        to_numpy(x)
+
+    # Through grad and vmap inside jit: the primal / batched value still knows its argument.
+    def branchy(a, b):
+        return a * b if a > 0 else b
+    with pytest.raises(TypeError, match=r"the argument a\."):
+        jax.jit(jax.grad(branchy))(x, y)
+    with pytest.raises(TypeError, match=r"the argument b\."):
+        jax.jit(jax.vmap(lambda a, b: a if jnp.sum(b) > 0 else b))(jnp.ones(2), jnp.ones(2))
+    # make_jaxpr names its function and arguments too.
+    with pytest.raises(TypeError, match=r"tracing the function branchy at .*test_jit\.py:\d+ "
+                                        r"for make_jaxpr\.(.|\n)*the argument a\."):
+        jax.make_jaxpr(branchy)(x, y)
+
+
 def test_errors():
     @jax.jit
     def f(x):
@@ -298,6 +393,28 @@ def test_aot_stages(rng):
     assert str(t.jaxpr).startswith("{ lambda ; a:f32[3] b:f32[3]. let")
 
 
+def test_control_flow_runs_nested_executables(rng):
+    """Under jit, scan / while_loop / cond bodies are nested executables of the plan (not eager
+    thunks interpreting their jaxprs); results equal eager evaluation bitwise."""
+    def f(c0, xs):
+        def step(c, x):
+            c = lax.cond(jnp.sum(x) > 0, jnp.sin, lambda v: jnp.cos(v) * 2.0, c + x)
+            c = lax.while_loop(lambda v: jnp.sum(v * v) > 16.0, lambda v: v * 0.5, c * 3.0)
+            return c, jnp.sum(c)
+        return lax.scan(step, c0, xs)
+    c0 = jnp.asarray(rng.normal(size=5).astype(np.float32))
+    xs = jnp.asarray(rng.normal(size=(7, 5)).astype(np.float32))
+    jf = jax.jit(f)
+    for got, want in zip(jf(c0, xs), f(c0, xs)):
+        same(got, want)
+    plan = jf.lower(c0, xs).compile().as_text()
+    for part in ("= scan[", "body: executable", "branch 0: executable", "branch 1: executable",
+                 "= while[", "cond: executable"):
+        assert part in plan, (part, plan)
+    for eager in ("eager scan", "eager cond", "eager while"):
+        assert eager not in plan, plan
+
+
 def test_donation(rng):
     x = jnp.asarray(rng.normal(size=3).astype(np.float32))
     y = jnp.asarray(rng.normal(size=3).astype(np.float32))
@@ -337,6 +454,12 @@ def test_donation(rng):
     del view
     f(v, y)  # no view any more: donated
     assert v.is_deleted()
+    # The staged jit equation records the donation, one flag per operand; tracers are not
+    # deleted.
+    x2 = jnp.asarray(rng.normal(size=3).astype(np.float32))
+    text = str(jax.make_jaxpr(lambda a, b: f(a, b))(x2, y))
+    assert "donated_invars=(1, 0)" in text, text
+    assert not x2.is_deleted()
 
 
 def test_compiled_cost_analysis():

@@ -739,10 +739,9 @@ def test_repr_matches_jax_format(rng):
     assert repr(jnp.asarray(2) * 1.5) == _ref_repr(np.float32(3.0), weak=True)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: in NumPy's scientific format, elements needing fewer "
-                   "digits than the array's precision are padded with zeros (3.0000000e-01) where "
-                   "NumPy/JAX print the value's correctly rounded digits (3.0000001e-01)")
 def test_repr_float32_scientific_digits():
+    """NumPy's scientific format prints every element with the longest's digits: the extra ones
+    are the value's correctly rounded digits (3.0000001e-01), not zeros."""
     a = np.array([0.3, 1.2345678e-05], np.float32)
     assert repr(jnp.asarray(a)) == _ref_repr(a)
 
@@ -753,13 +752,12 @@ def test_repr_float16_small_values():
         assert repr(jnp.asarray(a)) == _ref_repr(a)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: float16 elements print float16's shortest round-trip "
-                   "digits padded with zeros (12530., 7.370e-05) where NumPy's array2string, hence "
-                   "JAX, prints 12528. and 7.367e-05")
 @pytest.mark.parametrize("a", [np.array(12528, np.float16), np.array([12528.0, 1000.0], np.float16),
                                np.array([7.367e-05, 1.031e-03], np.float16)],
                          ids=["rank0", "positional", "scientific"])
 def test_repr_float16_digits(a):
+    """float16 in arrays: integer parts print exactly (12528., where the shortest unique digits
+    would give 12530.), and scientific elements with their rounded extra digits (7.367e-05)."""
     assert repr(jnp.asarray(a)) == _ref_repr(a)
 
 

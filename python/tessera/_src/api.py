@@ -5,6 +5,7 @@ of Arrays to a list of Arrays, and unflattens the results. Python exceptions rai
 function propagate unchanged; the trace context is restored by the C++ side on the way out.
 """
 import functools
+import inspect
 
 import numpy as _np
 
@@ -401,7 +402,13 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
             store["tree"] = ot
             return _ensure_arrays(ol)
 
-        closed = _tessera.make_jaxpr(flat, _abstractify(leaves))
+        from tessera._src.jit import leaf_names, src_info
+        try:
+            sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            sig = None
+        debug = (src_info(fun), leaf_names(sig, dyn, [args[i] for i in dyn]))
+        closed = _tessera.make_jaxpr(flat, _abstractify(leaves), debug)
         if return_shape:
             shapes = [ShapeDtypeStruct(s, d, w) for (s, d, w) in closed.out_avals]
             return closed, tree_util.tree_unflatten(store["tree"], shapes)

@@ -145,7 +145,7 @@ class _Jitted(_tessera.JitFunction):
             kw.update(static_kw)
             try:
                 out = self._fun(*full, **kw)
-            except _tessera.ConcretizationTypeError as err:
+            except _CONCRETIZATION_ERRORS as err:
                 raise _with_jit_context(err, self._fun, self._name) from None
             out_leaves, out_tree = tree_util.tree_flatten(out)
             return _ensure_arrays(out_leaves), out_tree
@@ -154,6 +154,21 @@ class _Jitted(_tessera.JitFunction):
     def _positional_tracer(self, in_tree):
         """The trace hook of the C++ fast path (in_tree: the structure of (args, {}))."""
         return self._flat_fun((), {}, (None, (), ()), in_tree)
+
+    def _positional_debug_info(self, in_tree):
+        """The debug-info hook of the C++ fast path: (func_src_info, leaf names)."""
+        dyn, dkw = tree_util.tree_unflatten(in_tree, list(range(in_tree.num_leaves)))
+        return src_info(self._fun, self._name), leaf_names(self._sig, range(len(dyn)), dyn, dkw)
+
+    def _debug_info(self, args, kwargs):
+        """The debug-info hook of the Python path (called by the C++ cache on a miss)."""
+        nargs = len(args)
+        static = {i if i >= 0 else nargs + i for i in self._static_argnums}
+        positions = [j for j in range(nargs) if j not in static]
+        dyn = [args[j] for j in positions]
+        dkw = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
+        return lambda: (src_info(self._fun, self._name), leaf_names(self._sig, positions, dyn, dkw))
+
 
     def _donation_mask(self, args, kwargs):
         """One flag per dynamic leaf (the order of flattening (dynamic args, dynamic kwargs)):
@@ -213,7 +228,8 @@ class _Jitted(_tessera.JitFunction):
             self._donate_argnums or self._donate_argnames) else None
         try:
             outs, out_tree, refused = cache.call(
-                in_tree, leaves, self._flat_fun(args, kwargs, static_key, in_tree), donated)
+                in_tree, leaves, self._flat_fun(args, kwargs, static_key, in_tree), donated,
+                self._debug_info(args, kwargs))
         except (TypeError, ValueError):
             # A leaf that is not an array gets JAX's error naming its path (checked only on the
             # error path, as the C++ fast path does); other errors pass unchanged.
@@ -240,7 +256,8 @@ class _Jitted(_tessera.JitFunction):
         abstract = _abstractify(leaves)
         cache = self._cache(static_key)
         closed, out_tree = cache.trace(in_tree, abstract,
-                                       self._flat_fun(args, kwargs, static_key, in_tree))
+                                       self._flat_fun(args, kwargs, static_key, in_tree),
+                                       self._debug_info(args, kwargs))
         return Traced(self, closed, in_tree, _avals_of(abstract), out_tree, static_key,
                       self._name)
 
@@ -276,17 +293,63 @@ class _Jitted(_tessera.JitFunction):
         return f"<jitted function {self._name}>"
 
 
-def _with_jit_context(err, fun, name):
-    """err with JAX's line naming the function being traced (once: the innermost jit)."""
-    if getattr(err, "_tessera_jit_context", False):
-        return err
+_CONCRETIZATION_ERRORS = (_tessera.ConcretizationTypeError, _tessera.TracerIntegerConversionError,
+                          _tessera.TracerArrayConversionError)
+
+
+def _arg_name(sig, j=None, key=None):
+    """JAX's name of the positional argument j or the keyword argument key of a function with
+    signature sig (None: unknown)."""
+    params = list(sig.parameters.values()) if sig is not None else []
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var_pos = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
+    var_kw = next((p.name for p in params if p.kind == p.VAR_KEYWORD), None)
+    if key is None:
+        if j < len(positional):
+            return positional[j].name
+        if var_pos is not None:
+            return f"{var_pos}[{j - len(positional)}]"
+        return f"args[{j}]"
+    if any(p.name == key and p.kind != p.POSITIONAL_ONLY for p in params):
+        return key
+    return f"{var_kw or 'kwargs'}[{key!r}]"
+
+
+def leaf_names(sig, positions, dyn, dkw=None):
+    """One name per flat leaf of (dyn, dkw), in flattening order (positional arguments, then
+    keyword arguments sorted): the argument's name and the leaf's key path inside it ("x",
+    "params['w']", "args[0]"). positions: the positional index of each value of dyn."""
+    names = []
+    for j, value in zip(positions, dyn):
+        base = _arg_name(sig, j=j)
+        names += [base + tree_util.keystr(p) for p, _ in
+                  tree_util.tree_flatten_with_path(value)[0]]
+    for k in sorted(dkw or {}):
+        base = _arg_name(sig, key=k)
+        names += [base + tree_util.keystr(p) for p, _ in
+                  tree_util.tree_flatten_with_path(dkw[k])[0]]
+    return names
+
+
+def src_info(fun, name=None):
+    """JAX's func_src_info: "f at file.py:12" (the name alone when the source is unknown)."""
+    name = _fun_name(fun) if name is None else name
     try:
-        code = fun.__code__
-        where = f" at {code.co_filename}:{code.co_firstlineno}"
+        code = inspect.unwrap(fun).__code__
+        return f"{name} at {code.co_filename}:{code.co_firstlineno}"
     except AttributeError:
-        where = ""
-    new = type(err)(f"{err}\nThe error occurred while tracing the function {name}{where} for "
-                    "jit.")
+        return name
+
+
+def _with_jit_context(err, fun, name):
+    """err with JAX's line naming the function being traced, when the C++ message does not
+    already have one (a value of a nested trace that knows no arguments): once, for the
+    innermost jit."""
+    if getattr(err, "_tessera_jit_context", False) or \
+            "The error occurred while tracing the function" in str(err):
+        return err
+    new = type(err)(f"{err}\nThe error occurred while tracing the function "
+                    f"{src_info(fun, name)} for jit.")
     new._tessera_jit_context = True
     return new.with_traceback(err.__traceback__)
 

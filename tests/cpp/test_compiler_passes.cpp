@@ -1,0 +1,124 @@
+// The compiler's program passes (compiler/pipeline.h), each pinned as jaxpr text before and
+// after, and the optimized programs computing what the originals compute (the eager executor on
+// fresh random inputs): CSE (duplicates merged, chains collapsing in one pass, params and
+// literals compared by value, effects never merged), the pipeline's order and TESSERA_DUMP_IR.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "compiler/executable.h"
+#include "compiler/passes/cse.h"
+#include "compiler/pipeline.h"
+#include "tessera/tessera.h"
+#include "util/test_util.h"
+
+namespace tessera {
+namespace {
+
+namespace tnp = tessera::numpy;
+using testing::random_array;
+using testing::to_doubles;
+
+std::shared_ptr<const Jaxpr> P(const std::string& text) { return intern(parse_jaxpr(text)); }
+
+std::string cse_text(const std::string& before) { return to_string(*compiler::cse(*P(before))); }
+
+// The program and its optimized form give bitwise the same results on random inputs.
+void expect_same_values(const std::string& text) {
+  std::shared_ptr<const Jaxpr> j = P(text);
+  std::vector<Array> args;
+  for (const Var& v : j->invars) args.push_back(random_array(v.aval().shape, v.aval().dtype));
+  std::vector<Array> want = eval_jaxpr(*j, {}, args);
+  std::vector<Array> got = compiler::compile(*j)->execute(ExecContext{default_device()}, args);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(to_doubles(got[i]), to_doubles(want[i]));
+}
+
+TEST(Cse, MergesDuplicatesAndChains) {
+  const std::string before =
+      "{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = sin a; d:f32[3] = cos b; "
+      "e:f32[3] = cos c; f:f32[3] = add d e in (f,) }";
+  EXPECT_EQ(cse_text(before),
+            to_string(*P("{ lambda ; a:f32[3]. let b:f32[3] = sin a; d:f32[3] = cos b; "
+                         "f:f32[3] = add d d in (f,) }")));
+  expect_same_values(before);
+}
+
+TEST(Cse, ComparesParamsAndLiteralsByValue) {
+  const std::string before =
+      "{ lambda ; a:f32[3]. let b:f32[3] = integer_pow[y=2] a; c:f32[3] = integer_pow[y=3] a; "
+      "d:f32[3] = integer_pow[y=2] a; e:f32[3] = mul a 2.0:f32[]; g:f32[3] = mul a 2.0:f32[]; "
+      "h:f32[3] = mul a 3.0:f32[]; i:f32[3] = add b c; j:f32[3] = add d e; k:f32[3] = add g h "
+      "in (i, j, k) }";
+  EXPECT_EQ(cse_text(before),
+            to_string(*P("{ lambda ; a:f32[3]. let b:f32[3] = integer_pow[y=2] a; "
+                         "c:f32[3] = integer_pow[y=3] a; e:f32[3] = mul a 2.0:f32[]; "
+                         "h:f32[3] = mul a 3.0:f32[]; i:f32[3] = add b c; j:f32[3] = add b e; "
+                         "k:f32[3] = add e h in (i, j, k) }")));
+  expect_same_values(before);
+  // Operands in another order are another expression (CSE does not assume commutativity).
+  const std::string swapped =
+      "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] = sub a b; d:f32[3] = sub b a in (c, d) }";
+  EXPECT_EQ(cse_text(swapped), to_string(*P(swapped)));
+}
+
+TEST(Cse, NeverMergesEffects) {
+  // Two identical prints under jit both print.
+  std::vector<std::string> lines;
+  debug::PrintSink prev = debug::set_print_sink([&](const std::string& s) { lines.push_back(s); });
+  auto f = jit([](const Array& x) {
+    debug::print("x={}", x);
+    debug::print("x={}", x);
+    return tnp::sin(x) + tnp::sin(x);
+  });
+  Array x = random_array({2}, DType::kFloat32);
+  Array y = f(x);
+  debug::set_print_sink(prev);
+  EXPECT_EQ(lines.size(), 2u);
+  EXPECT_EQ(to_doubles(y), to_doubles(tnp::sin(x) + tnp::sin(x)));
+  const std::string plan = flat::compiled_text(make_jaxpr([](const Array& v) {
+    debug::print("v={}", v);
+    debug::print("v={}", v);
+    return tnp::sin(v) + tnp::sin(v);
+  })(x));
+  size_t prints = 0, sins = 0;
+  for (size_t p = plan.find("= eager debug_callback"); p != std::string::npos;
+       p = plan.find("= eager debug_callback", p + 1))
+    ++prints;
+  for (size_t p = plan.find("= eager sin"); p != std::string::npos;
+       p = plan.find("= eager sin", p + 1))
+    ++sins;
+  EXPECT_EQ(prints, 2u) << plan;
+  EXPECT_EQ(sins, 1u) << plan;
+}
+
+TEST(Pipeline, PassOrderAndDumpIr) {
+  EXPECT_EQ(compiler::pass_names(),
+            (std::vector<std::string>{"inline_calls", "fold_constants", "cse", "dce"}));
+  ASSERT_EQ(setenv("TESSERA_DUMP_IR", "cse,dce", 1), 0);
+  EXPECT_EQ(compiler::dump_ir_passes(), (std::vector<std::string>{"cse", "dce"}));
+  ASSERT_EQ(setenv("TESSERA_DUMP_IR", "all", 1), 0);
+  EXPECT_EQ(compiler::dump_ir_passes(), compiler::pass_names());
+  ::testing::internal::CaptureStderr();
+  (void)compiler::optimize(
+      *P("{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = sin a; "
+         "d:f32[] = add b c in (d,) }"));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(
+      err.find(
+          "// after cse:\n{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = add b b in (c,) }"),
+      std::string::npos)
+      << err;
+  EXPECT_NE(err.find("// after inline_calls:"), std::string::npos) << err;
+  ASSERT_EQ(setenv("TESSERA_DUMP_IR", "cse,fusion", 1), 0);
+  EXPECT_ERROR(ValueError, compiler::dump_ir_passes(),
+               "[TESSERA_DUMP_IR] unknown pass 'fusion' in 'cse,fusion'; accepted: all, "
+               "inline_calls");
+  ASSERT_EQ(unsetenv("TESSERA_DUMP_IR"), 0);
+  EXPECT_TRUE(compiler::dump_ir_passes().empty());
+}
+
+}  // namespace
+}  // namespace tessera
