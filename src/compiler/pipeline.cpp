@@ -10,6 +10,7 @@
 #include "compiler/passes/cse.h"
 #include "compiler/passes/fold_constants.h"
 #include "compiler/passes/inline_calls.h"
+#include "compiler/passes/simplify.h"
 #include "ir/passes/dce.h"
 #include "tessera/errors.h"
 
@@ -28,6 +29,7 @@ const std::vector<NamedPass>& passes() {
   static const std::vector<NamedPass> p = {
       {"inline_calls", [](const Jaxpr& j) { return inline_calls(j); }},
       {"fold_constants", [](const Jaxpr& j) { return fold_constants(j); }},
+      {"simplify", [](const Jaxpr& j) { return simplify(j); }},
       {"cse", [](const Jaxpr& j) { return cse(j); }},
       {"dce",
        [](const Jaxpr& j) { return ir::dce(j, std::vector<bool>(j.outvars.size(), true)).first; }},

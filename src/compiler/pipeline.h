@@ -1,6 +1,7 @@
 // The program passes jit runs before making thunks, in order:
 //   inline_calls    nested jit (call primitives) spliced in      passes/inline_calls.h
 //   fold_constants  rank-0 equations of literals evaluated        passes/fold_constants.h
+//   simplify        algebraic identities the families register    passes/simplify.h
 //   cse             repeated pure equations merged                passes/cse.h
 //   dce             results nothing reads removed                 ir/passes/dce.h
 // Each pass is a function from a jaxpr to a new (interned) jaxpr. TESSERA_DUMP_IR=<pass|all>

@@ -10,6 +10,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "compiler/passes/simplify.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/elementwise_util.h"
@@ -261,6 +262,43 @@ void set_scalar_defs() {
   pow.scalar = op(Op::kPow);
 }
 
+// Simplifications (compiler/passes/simplify.h), each bitwise exact: x * 1 and 1 * x -> x;
+// x - 0 -> x; x + 0 and 0 + x -> x for integers and bools, and for floats only with -0.0
+// (x + 0.0 turns -0.0 into +0.0).
+void set_simplifications() {
+  using compiler::forward;
+  using compiler::scalar_literal;
+  using compiler::SimplifyView;
+  compiler::register_simplification(mul,
+                                    [](const SimplifyView& v) -> std::optional<compiler::Rewrite> {
+                                      for (int k : {0, 1}) {
+                                        std::optional<double> c = scalar_literal(v.eqn.invars[k]);
+                                        if (c && *c == 1.0) return forward(v.eqn.invars[1 - k]);
+                                      }
+                                      return std::nullopt;
+                                    });
+  auto is_additive_zero = [](const Atom& a) {
+    std::optional<double> c = scalar_literal(a);
+    if (!c || *c != 0.0) return false;
+    return !is_floating(atom_aval(a).dtype) || std::signbit(*c);
+  };
+  compiler::register_simplification(
+      add, [is_additive_zero](const SimplifyView& v) -> std::optional<compiler::Rewrite> {
+        for (int k : {0, 1})
+          if (is_additive_zero(v.eqn.invars[k])) return forward(v.eqn.invars[1 - k]);
+        return std::nullopt;
+      });
+  compiler::register_simplification(sub,
+                                    [](const SimplifyView& v) -> std::optional<compiler::Rewrite> {
+                                      std::optional<double> c = scalar_literal(v.eqn.invars[1]);
+                                      // x - (+0.0) is x for every x (-0.0 - 0.0 is -0.0); x -
+                                      // (-0.0) is not.
+                                      if (c && *c == 0.0 && !std::signbit(*c))
+                                        return forward(v.eqn.invars[0]);
+                                      return std::nullopt;
+                                    });
+}
+
 }  // namespace
 
 void register_arithmetic() {
@@ -292,6 +330,7 @@ void register_arithmetic() {
   // on the batch axis move (batch_util.h).
   for (Primitive* p : {&add, &sub, &mul, &div, &max, &min, &pow})
     p->batch = batching::broadcasting_rule(*p);
+  set_simplifications();
 }
 
 }  // namespace tessera::prims

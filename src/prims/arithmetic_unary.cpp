@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "compiler/passes/simplify.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/elementwise_util.h"
@@ -369,6 +370,15 @@ void register_arithmetic_unary() {
     p->batch = batching::vectorized_rule(*p);
     register_primitive(*p);
   }
+  // Simplification (compiler/passes/simplify.h): neg(neg(x)) -> x, exact for every dtype
+  // (integers wrap both ways).
+  compiler::register_simplification(
+      neg, [](const compiler::SimplifyView& v) -> std::optional<compiler::Rewrite> {
+        const JaxprEqn* inner = v.producer(v.eqn.invars[0]);
+        if (inner != nullptr && inner->primitive == &neg)
+          return compiler::forward(inner->invars[0]);
+        return std::nullopt;
+      });
 }
 
 }  // namespace tessera::prims

@@ -11,6 +11,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "compiler/passes/simplify.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
@@ -367,6 +368,79 @@ void set_scalar_defs() {
 
 }  // namespace
 
+namespace {
+
+// Binary digits of precision of a floating dtype (the implicit bit included); 0 otherwise.
+int float_digits(DType d) {
+  switch (d) {
+    case DType::kFloat16:
+      return 11;
+    case DType::kBFloat16:
+      return 8;
+    case DType::kFloat32:
+      return 24;
+    case DType::kFloat64:
+      return 53;
+    default:
+      return 0;
+  }
+}
+
+// Every value of `from` converts to `to` exactly (and back): widening within a kind, integers
+// into floats with enough digits and range, bool into anything.
+bool lossless(DType from, DType to) {
+  if (from == to || is_bool(from)) return true;
+  const int fb = static_cast<int>(itemsize(from)) * 8, tb = static_cast<int>(itemsize(to)) * 8;
+  if (is_floating(from)) {
+    if (!is_floating(to)) return false;
+    // f16 -> f32/f64, bf16 -> f32/f64, f32 -> f64 (f16 <-> bf16 lose range or digits).
+    return float_digits(to) > float_digits(from) && tb > fb;
+  }
+  const bool fs = is_signed_integer(from);
+  const int magnitude_bits = fs ? fb - 1 : fb;  // INT_MIN is a power of two
+  if (is_floating(to)) {
+    // uint16 -> f16 would overflow (65535 > 65504); int16 needs 15 digits.
+    return magnitude_bits <= float_digits(to) && !(to == DType::kFloat16 && fb >= 16);
+  }
+  if (!is_integer(to)) return false;
+  if (is_signed_integer(to)) return tb > fb || (fs && tb == fb);
+  return !fs && tb >= fb;
+}
+
+// Simplifications (compiler/passes/simplify.h): a convert to the operand's own type is the
+// operand; a convert of a lossless convert is one convert (the exact intermediate changes no
+// rounding); select_n with a literal `which` is the case it selects.
+void set_simplifications() {
+  using compiler::forward;
+  using compiler::new_eqn;
+  using compiler::replace_with;
+  using compiler::Rewrite;
+  using compiler::SimplifyView;
+  compiler::register_simplification(
+      convert_element_type, [](const SimplifyView& v) -> std::optional<Rewrite> {
+        const Atom& x = v.eqn.invars[0];
+        const Aval& out = v.eqn.outvars[0].aval();
+        const Aval& in = atom_aval(x);
+        if (in.dtype == out.dtype && in.weak_type == out.weak_type) return forward(x);
+        const JaxprEqn* inner = v.producer(x);
+        if (inner == nullptr || inner->primitive != &convert_element_type) return std::nullopt;
+        const Atom& src = inner->invars[0];
+        if (!lossless(atom_aval(src).dtype, in.dtype)) return std::nullopt;
+        if (atom_aval(src).dtype == out.dtype && atom_aval(src).weak_type == out.weak_type)
+          return forward(src);
+        return replace_with(new_eqn(convert_element_type, {src}, {out}, v.eqn.params));
+      });
+  compiler::register_simplification(select_n, [](const SimplifyView& v) -> std::optional<Rewrite> {
+    std::optional<double> which = compiler::scalar_literal(v.eqn.invars[0]);
+    if (!which) return std::nullopt;
+    const double cases = static_cast<double>(v.eqn.invars.size() - 1);
+    if (*which < 0 || *which >= cases) return std::nullopt;
+    return forward(v.eqn.invars[1 + static_cast<size_t>(*which)]);
+  });
+}
+
+}  // namespace
+
 void register_select_convert() {
   for (Primitive* p : {&select_n, &convert_element_type}) p->kind = PrimitiveKind::kElementwise;
   set_scalar_defs();
@@ -389,6 +463,7 @@ void register_select_convert() {
   select_n.batch = select_n_batch;
   convert_element_type.batch = batching::vectorized_rule(convert_element_type);
   register_primitive(convert_element_type);
+  set_simplifications();
 }
 
 }  // namespace tessera::prims

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "compiler/passes/simplify.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
@@ -675,6 +676,60 @@ BatchOut transpose_batch(const BatchAxis&, std::span<const Array> args,
 
 }  // namespace
 
+namespace {
+
+// Simplifications (compiler/passes/simplify.h): an op that keeps its operand's shape is the
+// operand (identity transpose, same-shape reshape and broadcast); transpose of a transpose is
+// one transpose (or none), reshape of a reshape one reshape, broadcast of a broadcast one
+// broadcast (size-1 axes compose: each stretches at most once).
+void set_simplifications() {
+  using compiler::forward;
+  using compiler::new_eqn;
+  using compiler::replace_with;
+  using compiler::Rewrite;
+  using compiler::SimplifyView;
+  compiler::register_simplification(transpose, [](const SimplifyView& v) -> std::optional<Rewrite> {
+    std::vector<int64_t> perm = v.eqn.params.get_ints("permutation");
+    Atom x = v.eqn.invars[0];
+    const JaxprEqn* inner = v.producer(x);
+    if (inner != nullptr && inner->primitive == &transpose) {
+      const std::vector<int64_t>& p1 = inner->params.get_ints("permutation");
+      for (int64_t& q : perm) q = p1[static_cast<size_t>(q)];
+      x = inner->invars[0];
+    }
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == int64_t(i);
+    if (identity) return forward(x);
+    if (inner == nullptr || inner->primitive != &transpose) return std::nullopt;
+    return replace_with(
+        new_eqn(transpose, {x}, {v.eqn.outvars[0].aval()}, Params{{"permutation", perm}}));
+  });
+  compiler::register_simplification(reshape, [](const SimplifyView& v) -> std::optional<Rewrite> {
+    Atom x = v.eqn.invars[0];
+    const JaxprEqn* inner = v.producer(x);
+    if (inner != nullptr && inner->primitive == &reshape) x = inner->invars[0];
+    if (atom_aval(x).shape == v.eqn.outvars[0].aval().shape) return forward(x);
+    if (inner == nullptr || inner->primitive != &reshape) return std::nullopt;
+    return replace_with(new_eqn(reshape, {x}, {v.eqn.outvars[0].aval()}, v.eqn.params));
+  });
+  compiler::register_simplification(
+      broadcast_in_dim, [](const SimplifyView& v) -> std::optional<Rewrite> {
+        const Atom& x = v.eqn.invars[0];
+        if (atom_aval(x).shape == v.eqn.outvars[0].aval().shape) return forward(x);
+        const JaxprEqn* inner = v.producer(x);
+        if (inner == nullptr || inner->primitive != &broadcast_in_dim) return std::nullopt;
+        const std::vector<int64_t>& d1 = inner->params.get_ints("broadcast_dimensions");
+        const std::vector<int64_t>& d2 = v.eqn.params.get_ints("broadcast_dimensions");
+        std::vector<int64_t> dims;
+        for (int64_t k : d1) dims.push_back(d2[static_cast<size_t>(k)]);
+        return replace_with(new_eqn(
+            broadcast_in_dim, {inner->invars[0]}, {v.eqn.outvars[0].aval()},
+            Params{{"broadcast_dimensions", dims}, {"shape", v.eqn.params.get_ints("shape")}}));
+      });
+}
+
+}  // namespace
+
 void register_shape_ops() {
   for (Primitive* p : {&broadcast_in_dim, &reshape, &transpose, &iota})
     p->kind = PrimitiveKind::kIndexMap;
@@ -709,6 +764,7 @@ void register_shape_ops() {
     throw_internal("prims/shape_ops", "iota has no operands and cannot be batched");
   };
   for (Primitive* p : {&broadcast_in_dim, &reshape, &transpose, &iota}) register_primitive(*p);
+  set_simplifications();
 }
 
 }  // namespace tessera::prims

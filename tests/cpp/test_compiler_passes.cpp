@@ -1,16 +1,20 @@
 // The compiler's program passes (compiler/pipeline.h), each pinned as jaxpr text before and
 // after, and the optimized programs computing what the originals compute (the eager executor on
 // fresh random inputs): CSE (duplicates merged, chains collapsing in one pass, params and
-// literals compared by value, effects never merged), the pipeline's order and TESSERA_DUMP_IR.
+// literals compared by value, effects never merged), algebraic simplification (each family's
+// rules, bitwise exact, signed zeros respected), the pipeline's order and TESSERA_DUMP_IR.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "compiler/executable.h"
 #include "compiler/passes/cse.h"
+#include "compiler/passes/simplify.h"
 #include "compiler/pipeline.h"
+#include "ir/passes/dce.h"
 #include "tessera/tessera.h"
 #include "util/test_util.h"
 
@@ -94,9 +98,89 @@ TEST(Cse, NeverMergesEffects) {
   EXPECT_EQ(sins, 1u) << plan;
 }
 
+// simplify, then dce (which removes the producers a rewrite left unread).
+std::string simplify_text(const std::string& before) {
+  std::shared_ptr<const Jaxpr> s = compiler::simplify(*P(before));
+  return to_string(*ir::dce(*s, std::vector<bool>(s->outvars.size(), true)).first);
+}
+
+void expect_simplifies(const std::string& before, const std::string& after) {
+  EXPECT_EQ(simplify_text(before), to_string(*P(after))) << before;
+  expect_same_values(before);
+}
+
+TEST(Simplify, ArithmeticIdentitiesAreExact) {
+  expect_simplifies(
+      "{ lambda ; a:f32[4]. let b:f32[4] = mul a 1.0:f32[]; c:f32[4] = mul 1.0:f32[] b; "
+      "d:f32[4] = sub c 0.0:f32[]; e:f32[4] = add d -0.0:f32[]; f:f32[4] = neg e; "
+      "g:f32[4] = neg f in (g,) }",
+      "{ lambda ; a:f32[4]. let  in (a,) }");
+  // x + 0.0 is not x for floats (-0.0 + 0.0 = +0.0), nor x - (-0.0); mul by 2 stays.
+  const std::string kept =
+      "{ lambda ; a:f32[4]. let b:f32[4] = add a 0.0:f32[]; c:f32[4] = sub b -0.0:f32[]; "
+      "d:f32[4] = mul c 2.0:f32[] in (d,) }";
+  EXPECT_EQ(simplify_text(kept), to_string(*P(kept)));
+  // Integers: x + 0 is x.
+  expect_simplifies("{ lambda ; a:i32[3]. let b:i32[3] = add 0:i32[] a in (b,) }",
+                    "{ lambda ; a:i32[3]. let  in (a,) }");
+  // -0.0 + 0.0 stays +0.0 after optimization (the executable computes what eager does).
+  Array z = tnp::array(std::vector<float>{-0.0f, 1.0f}, {2});
+  auto f = jit([](const Array& x) { return x + 0.0; });
+  EXPECT_FALSE(std::signbit(f(z).to_vector<float>()[0]));
+}
+
+TEST(Simplify, ShapeChainsCollapse) {
+  expect_simplifies(
+      "{ lambda ; a:f32[2,3,4]. let b:f32[3,4,2] = transpose[permutation=(1, 2, 0)] a; "
+      "c:f32[4,2,3] = transpose[permutation=(1, 2, 0)] b; "
+      "d:f32[2,3,4] = transpose[permutation=(1, 2, 0)] c in (d,) }",
+      "{ lambda ; a:f32[2,3,4]. let  in (a,) }");
+  expect_simplifies(
+      "{ lambda ; a:f32[2,3,4]. let b:f32[3,2,4] = transpose[permutation=(1, 0, 2)] a; "
+      "c:f32[3,4,2] = transpose[permutation=(0, 2, 1)] b in (c,) }",
+      "{ lambda ; a:f32[2,3,4]. let c:f32[3,4,2] = transpose[permutation=(1, 2, 0)] a "
+      "in (c,) }");
+  expect_simplifies(
+      "{ lambda ; a:f32[6]. let b:f32[2,3] = reshape[new_sizes=(2, 3)] a; "
+      "c:f32[3,2] = reshape[new_sizes=(3, 2)] b; d:f32[6] = reshape[new_sizes=(6,)] c; "
+      "e:f32[1,6] = reshape[new_sizes=(1, 6)] d in (e,) }",
+      "{ lambda ; a:f32[6]. let e:f32[1,6] = reshape[new_sizes=(1, 6)] a in (e,) }");
+  expect_simplifies(
+      "{ lambda ; a:f32[3]. let b:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,) "
+      "shape=(1, 3)] a; c:f32[4,2,3] = broadcast_in_dim[broadcast_dimensions=(1, 2) "
+      "shape=(4, 2, 3)] b; d:f32[4,2,3] = broadcast_in_dim[broadcast_dimensions=(0, 1, 2) "
+      "shape=(4, 2, 3)] c in (d,) }",
+      "{ lambda ; a:f32[3]. let d:f32[4,2,3] = broadcast_in_dim[broadcast_dimensions=(2,) "
+      "shape=(4, 2, 3)] a in (d,) }");
+}
+
+TEST(Simplify, ConvertChainsAndConstantSelect) {
+  // f16 -> f32 is exact, so f16 -> f32 -> f64 is one convert; f32 -> f16 -> f32 is not.
+  expect_simplifies(
+      "{ lambda ; a:f16[3]. let b:f32[3] = convert_element_type[new_dtype=float32 "
+      "weak_type=False] a; c:f64[3] = convert_element_type[new_dtype=float64 weak_type=False] b "
+      "in (c,) }",
+      "{ lambda ; a:f16[3]. let c:f64[3] = convert_element_type[new_dtype=float64 "
+      "weak_type=False] a in (c,) }");
+  const std::string lossy =
+      "{ lambda ; a:f32[3]. let b:f16[3] = convert_element_type[new_dtype=float16 "
+      "weak_type=False] a; c:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] b "
+      "in (c,) }";
+  EXPECT_EQ(simplify_text(lossy), to_string(*P(lossy)));
+  // int8 -> int32 -> f32 and back to int8's own type.
+  expect_simplifies(
+      "{ lambda ; a:i8[3]. let b:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] "
+      "a; c:i8[3] = convert_element_type[new_dtype=int8 weak_type=False] b in (c,) }",
+      "{ lambda ; a:i8[3]. let  in (a,) }");
+  expect_simplifies(
+      "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] = select_n True:bool[] a b; "
+      "d:f32[3] = select_n 0:i32[] a b in (c, d) }",
+      "{ lambda ; a:f32[3] b:f32[3]. let  in (b, a) }");
+}
+
 TEST(Pipeline, PassOrderAndDumpIr) {
   EXPECT_EQ(compiler::pass_names(),
-            (std::vector<std::string>{"inline_calls", "fold_constants", "cse", "dce"}));
+            (std::vector<std::string>{"inline_calls", "fold_constants", "simplify", "cse", "dce"}));
   ASSERT_EQ(setenv("TESSERA_DUMP_IR", "cse,dce", 1), 0);
   EXPECT_EQ(compiler::dump_ir_passes(), (std::vector<std::string>{"cse", "dce"}));
   ASSERT_EQ(setenv("TESSERA_DUMP_IR", "all", 1), 0);
