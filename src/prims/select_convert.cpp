@@ -370,46 +370,32 @@ void set_scalar_defs() {
 
 namespace {
 
-// Binary digits of precision of a floating dtype (the implicit bit included); 0 otherwise.
-int float_digits(DType d) {
-  switch (d) {
-    case DType::kFloat16:
-      return 11;
-    case DType::kBFloat16:
-      return 8;
-    case DType::kFloat32:
-      return 24;
-    case DType::kFloat64:
-      return 53;
-    default:
-      return 0;
-  }
-}
-
-// Every value of `from` converts to `to` exactly (and back): widening within a kind, integers
-// into floats with enough digits and range, bool into anything.
+// Every value of `from` converts to `to` exactly (and back): floats into floats with at least
+// as many mantissa and exponent bits, integers into floats whose significand holds their
+// magnitude and whose range holds their maximum (uint16 overflows float16), integers into
+// integers of a range that contains theirs, bool into anything.
 bool lossless(DType from, DType to) {
   if (from == to || is_bool(from)) return true;
-  const int fb = static_cast<int>(itemsize(from)) * 8, tb = static_cast<int>(itemsize(to)) * 8;
   if (is_floating(from)) {
     if (!is_floating(to)) return false;
-    // f16 -> f32/f64, bf16 -> f32/f64, f32 -> f64 (f16 <-> bf16 lose range or digits).
-    return float_digits(to) > float_digits(from) && tb > fb;
+    const FInfo f = finfo(from), t = finfo(to);
+    return t.nmant >= f.nmant && t.nexp >= f.nexp;
   }
-  const bool fs = is_signed_integer(from);
-  const int magnitude_bits = fs ? fb - 1 : fb;  // INT_MIN is a power of two
+  const IInfo i = iinfo(from);
+  const int magnitude_bits = is_signed_integer(from) ? i.bits - 1 : i.bits;  // INT_MIN: 2^k
   if (is_floating(to)) {
-    // uint16 -> f16 would overflow (65535 > 65504); int16 needs 15 digits.
-    return magnitude_bits <= float_digits(to) && !(to == DType::kFloat16 && fb >= 16);
+    const FInfo t = finfo(to);
+    return magnitude_bits <= t.nmant + 1 && static_cast<double>(i.max) <= t.max;
   }
   if (!is_integer(to)) return false;
-  if (is_signed_integer(to)) return tb > fb || (fs && tb == fb);
-  return !fs && tb >= fb;
+  const IInfo o = iinfo(to);
+  return o.min <= i.min && o.max >= i.max;
 }
 
 // Simplifications (compiler/passes/simplify.h): a convert to the operand's own type is the
 // operand; a convert of a lossless convert is one convert (the exact intermediate changes no
-// rounding); select_n with a literal `which` is the case it selects.
+// rounding; through a float into an integer only when the integer cannot wrap); select_n with a
+// literal `which` is the case it selects.
 void set_simplifications() {
   using compiler::forward;
   using compiler::new_eqn;
@@ -425,7 +411,13 @@ void set_simplifications() {
         const JaxprEqn* inner = v.producer(x);
         if (inner == nullptr || inner->primitive != &convert_element_type) return std::nullopt;
         const Atom& src = inner->invars[0];
-        if (!lossless(atom_aval(src).dtype, in.dtype)) return std::nullopt;
+        const DType s = atom_aval(src).dtype;
+        if (!lossless(s, in.dtype)) return std::nullopt;
+        // The outer convert sees the same value, but float -> int saturates where int -> int
+        // wraps: an integer through a float into an integer folds only when no wrap can occur.
+        if (is_floating(s) != is_floating(in.dtype) && !is_floating(out.dtype) &&
+            !is_bool(out.dtype) && !lossless(s, out.dtype))
+          return std::nullopt;
         if (atom_aval(src).dtype == out.dtype && atom_aval(src).weak_type == out.weak_type)
           return forward(src);
         return replace_with(new_eqn(convert_element_type, {src}, {out}, v.eqn.params));
