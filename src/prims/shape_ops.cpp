@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "compiler/index_map.h"
 #include "compiler/passes/simplify.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
@@ -730,6 +731,68 @@ void set_simplifications() {
 
 }  // namespace
 
+// ---- Index maps (compiler/index_map.h): what loop fusion composes.
+
+namespace index_maps {
+
+using compiler::IndexMapResult;
+using compiler::kir::Affine;
+
+std::optional<IndexMapResult> broadcast_in_dim_map(std::span<const Aval> in, const Aval& out,
+                                                   const Params& p, std::span<const Affine> at) {
+  const auto& bdims = p.get_ints("broadcast_dimensions");
+  const Shape& xs = in[0].shape;
+  const size_t rank = at.empty() ? 0 : at[0].coeff.size();
+  IndexMapResult r;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    const auto d = static_cast<size_t>(bdims[k]);
+    r.point.push_back(xs[k] == 1 && out.shape[d] != 1 ? Affine::constant(0, rank) : at[d]);
+  }
+  return r;
+}
+
+std::optional<IndexMapResult> reshape_map(std::span<const Aval> in, const Aval& out, const Params&,
+                                          std::span<const Affine> at) {
+  // Only unit dimensions added or dropped: the point maps coordinate by coordinate.
+  std::vector<size_t> in_dims, out_dims;
+  for (size_t d = 0; d < in[0].shape.size(); ++d)
+    if (in[0].shape[d] != 1) in_dims.push_back(d);
+  for (size_t d = 0; d < out.shape.size(); ++d)
+    if (out.shape[d] != 1) out_dims.push_back(d);
+  bool same = in_dims.size() == out_dims.size();
+  for (size_t k = 0; same && k < in_dims.size(); ++k)
+    same = in[0].shape[in_dims[k]] == out.shape[out_dims[k]];
+  IndexMapResult r;
+  if (same) {
+    const size_t rank = at.empty() ? 0 : at[0].coeff.size();
+    r.point.assign(in[0].shape.size(), Affine::constant(0, rank));
+    for (size_t k = 0; k < in_dims.size(); ++k) r.point[in_dims[k]] = at[out_dims[k]];
+    return r;
+  }
+  r.kind = IndexMapResult::Kind::kLinear;
+  r.value = compiler::linear_offset(at, out.shape);
+  return r;
+}
+
+std::optional<IndexMapResult> transpose_map(std::span<const Aval> in, const Aval&, const Params& p,
+                                            std::span<const Affine> at) {
+  const auto& perm = p.get_ints("permutation");
+  IndexMapResult r;
+  r.point.resize(in[0].shape.size());
+  for (size_t d = 0; d < perm.size(); ++d) r.point[static_cast<size_t>(perm[d])] = at[d];
+  return r;
+}
+
+std::optional<IndexMapResult> iota_map(std::span<const Aval>, const Aval&, const Params& p,
+                                       std::span<const Affine> at) {
+  IndexMapResult r;
+  r.kind = IndexMapResult::Kind::kIndex;
+  r.value = at[static_cast<size_t>(p.get_int("dimension"))];
+  return r;
+}
+
+}  // namespace index_maps
+
 void register_shape_ops() {
   for (Primitive* p : {&broadcast_in_dim, &reshape, &transpose, &iota})
     p->kind = PrimitiveKind::kIndexMap;
@@ -756,6 +819,10 @@ void register_shape_ops() {
   iota.impl = iota_impl;
   iota.jvp = iota_jvp;
   broadcast_in_dim.batch = broadcast_in_dim_batch;
+  compiler::register_index_map(broadcast_in_dim, index_maps::broadcast_in_dim_map);
+  compiler::register_index_map(reshape, index_maps::reshape_map);
+  compiler::register_index_map(transpose, index_maps::transpose_map);
+  compiler::register_index_map(iota, index_maps::iota_map);
   reshape.batch = reshape_batch;
   transpose.batch = transpose_batch;
   // iota has no operands, so vmap never meets a batched one: its outputs are unbatched.

@@ -17,6 +17,7 @@
 #include <bit>
 #include <string>
 
+#include "compiler/index_map.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
@@ -534,6 +535,21 @@ BatchOut dynamic_update_slice_batch(const BatchAxis&, std::span<const Array> arg
   return {one(lax::select_n(mask, {x, shifted})), {0}};
 }
 
+// Index map (compiler/index_map.h): operand coordinate d = start[d] + stride[d] * i[d].
+std::optional<compiler::IndexMapResult> slice_map(std::span<const Aval> in, const Aval&,
+                                                  const Params& p,
+                                                  std::span<const compiler::kir::Affine> at) {
+  const auto& start = p.get_ints("start_indices");
+  const std::vector<int64_t> st = slice_strides(p, in[0].shape.size());
+  compiler::IndexMapResult r;
+  for (size_t d = 0; d < at.size(); ++d) {
+    compiler::kir::Affine a = at[d].scaled(st[d]);
+    a.offset += start[d];
+    r.point.push_back(std::move(a));
+  }
+  return r;
+}
+
 }  // namespace
 
 void register_slicing() {
@@ -551,6 +567,7 @@ void register_slicing() {
   slice.jvp = slice_jvp;
   slice.transpose = slice_transpose;
   slice.batch = slice_batch;
+  compiler::register_index_map(slice, slice_map);
   dynamic_slice.abstract_eval = dynamic_slice_abstract;
   dynamic_slice.impl = dynamic_slice_impl;
   dynamic_slice.jvp = dynamic_slice_jvp;

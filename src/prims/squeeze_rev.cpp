@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "compiler/index_map.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
@@ -157,6 +158,39 @@ BatchOut rev_batch(const BatchAxis&, std::span<const Array> args, std::span<cons
   return {one(lax::rev(args[0], batching::shift_dims(p.get_ints("dimensions"), b))), {b}};
 }
 
+// Index maps (compiler/index_map.h). squeeze: the squeezed coordinates are 0.
+std::optional<compiler::IndexMapResult> squeeze_map(std::span<const Aval> in, const Aval&,
+                                                    const Params& p,
+                                                    std::span<const compiler::kir::Affine> at) {
+  const auto rank = static_cast<int64_t>(in[0].shape.size());
+  std::vector<bool> gone(static_cast<size_t>(rank), false);
+  for (int64_t d : p.get_ints("dimensions")) gone[static_cast<size_t>(d < 0 ? d + rank : d)] = true;
+  const size_t n = at.empty() ? 0 : at[0].coeff.size();
+  compiler::IndexMapResult r;
+  size_t k = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    r.point.push_back(gone[static_cast<size_t>(d)] ? compiler::kir::Affine::constant(0, n)
+                                                   : at[k++]);
+  return r;
+}
+
+// rev: coordinate d of a reversed dimension is (n - 1) - i[d].
+std::optional<compiler::IndexMapResult> rev_map(std::span<const Aval> in, const Aval&,
+                                                const Params& p,
+                                                std::span<const compiler::kir::Affine> at) {
+  const Shape& s = in[0].shape;
+  const auto rank = static_cast<int64_t>(s.size());
+  compiler::IndexMapResult r;
+  r.point.assign(at.begin(), at.end());
+  for (int64_t d : p.get_ints("dimensions")) {
+    const auto k = static_cast<size_t>(d < 0 ? d + rank : d);
+    compiler::kir::Affine a = at[k].scaled(-1);
+    a.offset += s[k] - 1;
+    r.point[k] = std::move(a);
+  }
+  return r;
+}
+
 }  // namespace
 
 void register_squeeze_rev() {
@@ -173,6 +207,8 @@ void register_squeeze_rev() {
   rev.jvp = rev_jvp;
   rev.transpose = rev_transpose;
   rev.batch = rev_batch;
+  compiler::register_index_map(squeeze, squeeze_map);
+  compiler::register_index_map(rev, rev_map);
   register_primitive(squeeze);
   register_primitive(rev);
 }

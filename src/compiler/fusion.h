@@ -1,0 +1,43 @@
+// Loop fusion: which equations of an optimized jaxpr become one kernel (kernel_ir.h), decided
+// from primitive kinds and the families' rules — never from primitive names.
+//
+// An equation is fusible when it has no effects, one result, no 16-bit or extended dtypes, and
+// is either elementwise with a scalar definition or an index map with an index-map rule
+// (index_map.h). Groups grow from consumers to producers, walking the equations backwards: a
+// fusible producer joins its consumers' group when every reader of its result is in that one
+// group and the result is not a program output — so a group is entered only through its root
+// (the last equation) and no cycle can form — unless that would recompute an expensive
+// (transcendental) value at more points than it has elements (a broadcast of exp(x)). A group
+// is kept when it holds at least two equations, one of them elementwise; its kernel iterates
+// over the root's result, reads every value computed outside the group through an affine load,
+// and computes the rest at each point (values at the same point computed once). A producer
+// that cannot be composed at the points its consumers need (a general reshape of a computed
+// value) is made the root of a group of its own and planning runs again.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/kernel_ir.h"
+#include "tessera/jaxpr.h"
+
+namespace tessera::compiler {
+
+struct FusionGroup {
+  std::vector<size_t> members;  // equation indices, ascending; the last is the root
+  kir::Kernel kernel;           // collapsed; its outputs are the root's results
+  std::vector<Var> inputs;      // the kernel's input buffers, in param order
+  size_t root() const { return members.back(); }
+};
+
+struct FusionPlan {
+  std::vector<FusionGroup> groups;
+  std::vector<int32_t> group_of;  // per equation: its group, or -1
+};
+
+FusionPlan plan_fusion(const Jaxpr& j);
+
+// Whether the planner may fuse equation `e` at all (the kind test above).
+bool fusible(const JaxprEqn& e);
+
+}  // namespace tessera::compiler

@@ -1,0 +1,49 @@
+// Index-map rules: how a data-movement primitive (PrimitiveKind::kIndexMap) finds the operand
+// element behind an output element, as affine forms — what loop fusion composes so that no
+// intermediate buffer exists. Families register a rule for each of their index-map primitives
+// (the compiler knows none by name); one without a rule is not fused.
+//
+// A point is one affine form (kernel_ir.h) per dimension of an array, over a kernel's iteration
+// indices. Given the point of an output element, a rule says either
+//   kOperand  the element is operand 0's element at `point` (broadcast_in_dim, transpose,
+//             slice, rev, squeeze, reshapes that only add or drop unit dimensions);
+//   kLinear   it is operand 0's element at row-major offset `value` (any reshape) — usable when
+//             operand 0 is read from memory, not computed in the kernel;
+//   kIndex    it is the integer `value` converted to the output dtype (iota).
+// A rule returns nullopt when it cannot say (a param it does not handle).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "compiler/kernel_ir.h"
+#include "tessera/primitive.h"
+
+namespace tessera::compiler {
+
+struct IndexMapResult {
+  enum class Kind { kOperand, kLinear, kIndex } kind = Kind::kOperand;
+  std::vector<kir::Affine> point;  // kOperand
+  kir::Affine value;               // kLinear, kIndex
+};
+
+using IndexMapRule = std::function<std::optional<IndexMapResult>(
+    std::span<const Aval> in, const Aval& out, const Params& params,
+    std::span<const kir::Affine> out_point)>;
+
+void register_index_map(const Primitive& p, IndexMapRule rule);
+// The rule registered for p, or null.
+const IndexMapRule* index_map_rule(const Primitive& p);
+
+// The row-major element offset of `point` in an array of `shape`.
+kir::Affine linear_offset(std::span<const kir::Affine> point, const Shape& shape);
+
+// The point of `shape` whose row-major offset is `linear`, when every coordinate is an affine
+// form that stays in range over the iteration space `dims` (so the point is exact); nullopt
+// otherwise.
+std::optional<std::vector<kir::Affine>> delinearize(const kir::Affine& linear, const Shape& shape,
+                                                    std::span<const int64_t> dims);
+
+}  // namespace tessera::compiler

@@ -1,0 +1,95 @@
+// The kernel IR: one fused kernel as an iteration space, the loads that feed each point, a
+// typed scalar program (scalar_ir.h) computed at every point, and the stores of its results.
+//
+// A kernel iterates over `dims`, a row-major iteration space whose points are all independent
+// (parallel dimensions; reduction dimensions arrive with row reductions). At point i (one index
+// per dimension) it:
+//   1. reads every `loads[k]` — element `index(i)` (an affine form of i, in elements) of input
+//      buffer `param`; every input is a dense row-major buffer of its dtype;
+//   2. forms every `indices[k]` — the integer value of an affine form of i (iota's values);
+//   3. runs `body` with inputs (load values..., index values...), in that order;
+//   4. stores body output k at the point's row-major position in output buffer k (every output
+//      has as many elements as the iteration space).
+// Nothing in the IR says how the space is tiled, vectorized or split over threads: the CPU
+// lowering (cpu/llvm_codegen.h) decides that, and a GPU lowering maps the same IR to blocks.
+// Kernels are values: text() prints them, and identical text means an identical kernel (the
+// code cache keys on it).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/dtype.h"
+#include "tessera/scalar_ir.h"
+#include "tessera/shape.h"
+
+namespace tessera::compiler::kir {
+
+// offset + sum_d coeff[d] * i[d] over the iteration dimensions.
+struct Affine {
+  std::vector<int64_t> coeff;
+  int64_t offset = 0;
+
+  static Affine constant(int64_t c, size_t rank);
+  static Affine dim(size_t d, size_t rank);  // i[d]
+  Affine operator+(const Affine& o) const;
+  Affine scaled(int64_t k) const;
+  bool is_constant() const;
+  bool operator==(const Affine& o) const = default;
+  // The least and greatest value over the space `dims` (empty spaces: offset).
+  int64_t min_over(std::span<const int64_t> dims) const;
+  int64_t max_over(std::span<const int64_t> dims) const;
+  std::string str() const;  // "3*i0 + i1 + 2"
+};
+
+struct BufferType {
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  int64_t size() const;
+};
+
+struct Load {
+  int32_t param = 0;  // input buffer
+  Affine index;       // element offset into it
+  bool operator==(const Load& o) const = default;
+};
+
+struct IndexValue {
+  Affine value;  // an int64 body input
+  bool operator==(const IndexValue& o) const = default;
+};
+
+struct Kernel {
+  std::string name;  // for text and profiles ("fusion.3")
+  Shape dims;
+  std::vector<BufferType> inputs;
+  std::vector<BufferType> outputs;
+  std::vector<Load> loads;
+  std::vector<IndexValue> indices;
+  scalar::Program body;
+
+  int64_t num_points() const;
+  // Checks the kernel is well formed: body inputs match the loads' dtypes then int64 per index
+  // value, body outputs match the outputs' dtypes and sizes, every load stays inside its buffer
+  // over the whole space (interval arithmetic on the affine forms). InternalError otherwise.
+  void verify() const;
+  // Merges adjacent dimensions wherever every affine form (and the row-major stores) treats
+  // them as one, so an elementwise kernel becomes one dimension and a row broadcast two.
+  // Returns the simplified kernel (same semantics).
+  Kernel collapsed() const;
+  // The kernel without its name (what the code cache keys on) and with it.
+  std::string signature_text() const;
+  std::string text() const;
+};
+
+// Element i of a dense host buffer of dtype t, as a scalar value (a literal's value, a load).
+scalar::ScalarValue read_element(const void* base, DType t, int64_t i);
+
+// The reference semantics: runs the kernel point by point with scalar::evaluate on host
+// buffers (inputs[k] has inputs()[k].size() elements of its dtype; outputs are written).
+// Slow; for tests of the code generators.
+void evaluate(const Kernel& k, std::span<const void* const> inputs, std::span<void* const> outputs);
+
+}  // namespace tessera::compiler::kir

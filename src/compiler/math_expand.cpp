@@ -1,0 +1,451 @@
+// Vectorized math as scalar-IR expansions (math_expand.h): vec_math.h / vec_math_extra.h's
+// float32 functions written out as scalar programs, one C++ operation per instruction, in the
+// C++ order (each comment names the vmath line it mirrors where that is not obvious).
+#include "compiler/math_expand.h"
+
+#include <bit>
+#include <cmath>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "tessera/errors.h"
+
+namespace tessera::compiler {
+namespace {
+
+using scalar::Builder;
+using scalar::Op;
+using scalar::Value;
+
+constexpr const char* kLayer = "compiler/math_expand";
+constexpr DType kF32 = DType::kFloat32, kF64 = DType::kFloat64, kI32 = DType::kInt32,
+                kU32 = DType::kUInt32;
+
+void want(Value x, DType t, const char* fn) {
+  if (x.type != t) {
+    throw_internal(kLayer, std::string(fn) + " of a " + std::string(dtype_short_name(x.type)) +
+                               " operand (it takes " + std::string(dtype_short_name(t)) + ")");
+  }
+}
+
+// A float32 literal (exactly the float: Builder::constant stores the double it is given).
+Value k(Builder& b, float v) { return b.constant(static_cast<double>(v), kF32); }
+Value ki(Builder& b, int32_t v) {
+  return b.constant_bits(static_cast<uint64_t>(static_cast<int64_t>(v)), kI32);
+}
+Value ku(Builder& b, uint32_t v) { return b.constant_bits(v, kU32); }
+uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }
+
+// q = c0; q = fma(q, x, c_i) for the rest (vmath's Horner steps).
+Value horner(Builder& b, Value x, std::initializer_list<float> c) {
+  auto it = c.begin();
+  Value q = k(b, *it);
+  for (++it; it != c.end(); ++it) q = b.fma(q, x, k(b, *it));
+  return q;
+}
+
+// bits_to_float(static_cast<uint32_t>(n + 127) << 23) for an int32 n: 2^n, n a normal exponent.
+Value pow2(Builder& b, Value n) {
+  return b.bitcast(b.binary(Op::kShl, b.add(n, ki(b, 127)), ki(b, 23)), kF32);
+}
+
+// p * 2^n in two steps (n1 = n >> 1, n2 = n - n1), as exp and exp2 scale.
+Value scale(Builder& b, Value p, Value n) {
+  const Value n1 = b.binary(Op::kShrArith, n, ki(b, 1));
+  const Value n2 = b.sub(n, n1);
+  return b.mul(b.mul(p, pow2(b, n1)), pow2(b, n2));
+}
+
+// select(x != x, x, y): NaN operands returned as they are.
+Value keep_nan(Builder& b, Value x, Value y) { return b.select(b.is_nan(x), x, y); }
+
+Value copysign(Builder& b, Value mag, Value sign) { return b.binary(Op::kCopySign, mag, sign); }
+
+// ---- sin/cos argument reduction (vmath::sincos_reduced), shared by sin, cos and tan.
+
+struct TrigReduced {
+  Value in_range;  // fabs(x) <= kTrigMax
+  Value q;         // n mod 2^32 (uint32)
+  Value sn, cs;    // sin r, cos r
+};
+
+TrigReduced trig_reduce(Builder& b, Value x) {
+  constexpr float k2OverPi = 0.636619772367581343f;
+  constexpr float kShift = 12582912.0f;
+  constexpr float kPio2a = 1.570796371e+00f;
+  constexpr float kPio2b = -4.371138829e-08f;
+  constexpr float kPio2c = -1.715124510e-15f;
+  TrigReduced t;
+  t.in_range = b.le(b.abs(x), k(b, kTrigMax));
+  const Value xc = b.select(t.in_range, x, k(b, 0.0f));
+  const Value s = b.fma(xc, k(b, k2OverPi), k(b, kShift));
+  t.q = b.sub(b.bitcast(s, kU32), ku(b, bits(kShift)));
+  const Value nf = b.sub(s, k(b, kShift));
+  const Value mnf = b.neg(nf);
+  Value r = b.fma(mnf, k(b, kPio2a), xc);
+  r = b.fma(mnf, k(b, kPio2b), r);
+  r = b.fma(mnf, k(b, kPio2c), r);
+  const Value z = b.mul(r, r);
+  const Value ps =
+      horner(b, z, {2.716809831e-06f, -1.983917609e-04f, 8.333329111e-03f, -1.666666716e-01f});
+  t.sn = b.fma(b.mul(ps, z), r, r);
+  const Value pc =
+      horner(b, z, {-2.719629890e-07f, 2.479935029e-05f, -1.388888340e-03f, 4.166666791e-02f});
+  t.cs = b.fma(b.mul(pc, z), z, b.fma(k(b, -0.5f), z, k(b, 1.0f)));
+  return t;
+}
+
+// sincos_reduced<kCos>'s result from the reduction: the quadrant picks sin r or cos r and the
+// sign; sin keeps the sign of a zero.
+Value trig_quadrant(Builder& b, const TrigReduced& t, Value x, bool cos) {
+  const Value kq = cos ? b.add(t.q, ku(b, 1)) : t.q;
+  const Value odd = b.ne(b.bit_and(kq, ku(b, 1)), ku(b, 0));
+  const Value v = b.select(odd, t.cs, t.sn);
+  const Value sign = b.binary(Op::kShl, b.bit_and(kq, ku(b, 2)), ku(b, 30));
+  const Value y = b.bitcast(b.binary(Op::kXor, b.bitcast(v, kU32), sign), kF32);
+  return cos ? y : b.select(b.eq(x, k(b, 0.0f)), x, y);
+}
+
+Value sin_or_cos(Builder& b, Value x, bool cos) {
+  want(x, kF32, cos ? "expand_cos_f32" : "expand_sin_f32");
+  const TrigReduced t = trig_reduce(b, x);
+  const Value fallback = b.unary(cos ? Op::kCos : Op::kSin, x);  // sinf/cosf, as sincos_n
+  return b.select(t.in_range, trig_quadrant(b, t, x, cos), fallback);
+}
+
+Value expand_one(Builder& b, const scalar::Instr& in, const Value* a) {
+  switch (in.op) {
+    case Op::kExp:
+      return expand_exp_f32(b, a[0]);
+    case Op::kExp2:
+      return expand_exp2_f32(b, a[0]);
+    case Op::kExpm1:
+      return expand_expm1_f32(b, a[0]);
+    case Op::kLog:
+      return expand_log_f32(b, a[0]);
+    case Op::kLog1p:
+      return expand_log1p_f32(b, a[0]);
+    case Op::kTanh:
+      return expand_tanh_f32(b, a[0]);
+    case Op::kSin:
+      return expand_sin_f32(b, a[0]);
+    case Op::kCos:
+      return expand_cos_f32(b, a[0]);
+    case Op::kTan:
+      return expand_tan_f32(b, a[0]);
+    case Op::kRsqrt:
+      return in.type == kF32 ? expand_rsqrt_f32(b, a[0]) : expand_rsqrt_f64(b, a[0]);
+    case Op::kNextAfter:
+      return expand_nextafter(b, a[0], a[1]);
+    default:
+      throw_internal(kLayer, std::string("no expansion of ") + scalar::op_name(in.op));
+  }
+}
+
+const scalar::Instr* instr(const scalar::Program& p, int32_t i) {
+  return i >= 0 && static_cast<size_t>(i) < p.instrs.size() ? &p.instrs[static_cast<size_t>(i)]
+                                                            : nullptr;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- the pass
+
+bool expands(Op op, DType t) {
+  if (t == kF64) return op == Op::kRsqrt || op == Op::kNextAfter;
+  if (t != kF32) return false;
+  switch (op) {
+    case Op::kExp:
+    case Op::kExp2:
+    case Op::kExpm1:
+    case Op::kLog:
+    case Op::kLog1p:
+    case Op::kTanh:
+    case Op::kSin:
+    case Op::kCos:
+    case Op::kTan:
+    case Op::kRsqrt:
+    case Op::kNextAfter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_range_fallback(const scalar::Program& p, int32_t i) {
+  const scalar::Instr* s = instr(p, i);
+  if (s == nullptr || s->op != Op::kSelect) return false;
+  const scalar::Instr* cond = instr(p, s->args[0]);
+  const scalar::Instr* slow = instr(p, s->args[2]);
+  if (cond == nullptr || slow == nullptr || cond->op != Op::kLe) return false;
+  const scalar::Instr* abs = instr(p, cond->args[0]);
+  const scalar::Instr* bound = instr(p, cond->args[1]);
+  if (abs == nullptr || bound == nullptr || abs->op != Op::kAbs || abs->type != kF32 ||
+      bound->op != Op::kConst || bound->literal != std::bit_cast<uint64_t>(double{kTrigMax}))
+    return false;
+  const int32_t x = abs->args[0];
+  if ((slow->op == Op::kSin || slow->op == Op::kCos) && slow->type == kF32)
+    return slow->args[0] == x;
+  // tan: convert(tan(convert(x, f64)), f32).
+  const scalar::Instr* t = slow->op == Op::kConvert ? instr(p, slow->args[0]) : nullptr;
+  const scalar::Instr* c = t != nullptr && t->op == Op::kTan ? instr(p, t->args[0]) : nullptr;
+  return c != nullptr && c->op == Op::kConvert && c->args[0] == x;
+}
+
+scalar::Program expand_math(const scalar::Program& p) {
+  // The sin/cos fallbacks of an earlier expansion stay calls (so the pass is idempotent).
+  std::vector<bool> fallback(p.instrs.size(), false);
+  for (size_t i = 0; i < p.instrs.size(); ++i) {
+    if (is_range_fallback(p, static_cast<int32_t>(i)))
+      fallback[static_cast<size_t>(p.instrs[i].args[2])] = true;
+  }
+  Builder b(p.inputs);
+  std::vector<Value> map(p.instrs.size());
+  for (size_t i = 0; i < p.instrs.size(); ++i) {
+    const scalar::Instr& in = p.instrs[i];
+    Value a[3];
+    int n = 0;
+    for (int j = 0; j < 3 && in.args[j] >= 0; ++j, ++n) {
+      if (static_cast<size_t>(in.args[j]) >= i) throw_internal(kLayer, "operand not defined");
+      a[j] = map[static_cast<size_t>(in.args[j])];
+    }
+    switch (in.op) {
+      case Op::kInput:
+        map[i] = b.input(in.index);
+        break;
+      case Op::kConst:
+        map[i] = b.constant_bits(in.literal, in.type);
+        break;
+      case Op::kExtern:
+        map[i] = b.call(static_cast<scalar::Fn>(in.index), {a, static_cast<size_t>(n)});
+        break;
+      default:
+        map[i] = expands(in.op, in.type) && !fallback[i]
+                     ? expand_one(b, in, a)
+                     : b.op(in.op, {a, static_cast<size_t>(n)}, in.type);
+    }
+  }
+  std::vector<Value> outs;
+  outs.reserve(p.outputs.size());
+  for (int32_t o : p.outputs) outs.push_back(map.at(static_cast<size_t>(o)));
+  return std::move(b).finish(outs);
+}
+
+// ---------------------------------------------------------------- vec_math.h
+
+// vmath::exp: x = n*ln2 + r, e^r = 1 + r + r^2*Q(r), scaled by 2^n in two steps.
+Value expand_exp_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_exp_f32");
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2Hi = 0.693145751953125f;
+  constexpr float kLn2Lo = 1.428606765330187e-06f;
+  constexpr float kShift = 12582912.0f;
+  const Value hi = k(b, 88.8f), lo = k(b, -104.0f);
+  Value xc = b.select(b.gt(x, hi), hi, x);
+  xc = b.select(b.lt(xc, lo), lo, xc);
+  const Value t = b.fma(xc, k(b, kLog2e), k(b, kShift));
+  // static_cast<int32_t>(float_to_bits(t) - float_to_bits(kShift)): wraps either way.
+  const Value n = b.bitcast(b.sub(b.bitcast(t, kU32), ku(b, bits(kShift))), kI32);
+  const Value nf = b.sub(t, k(b, kShift));
+  const Value mnf = b.neg(nf);
+  Value r = b.fma(mnf, k(b, kLn2Hi), xc);
+  r = b.fma(mnf, k(b, kLn2Lo), r);
+  const Value q =
+      horner(b, r, {0.0013813135f, 0.00836942f, 0.041668456f, 0.16666515f, 0.49999994f});
+  const Value p = b.add(b.fma(q, b.mul(r, r), r), k(b, 1.0f));
+  return keep_nan(b, x, scale(b, p, n));
+}
+
+// vmath::log: x = 2^e * m, m in [sqrt(1/2), sqrt(2)), the atanh series in s = f/(2+f).
+Value expand_log_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_log_f32");
+  constexpr float kLn2Hi = 0.693145751953125f;
+  constexpr float kLn2Lo = 1.428606765330187e-06f;
+  const Value zero = k(b, 0.0f), inf = k(b, INFINITY);
+  const Value sub = b.lt(x, k(b, 1.17549435e-38f));
+  const Value xs = b.select(sub, b.mul(x, k(b, 8388608.0f)), x);
+  const Value v = b.add(b.bitcast(xs, kU32), ku(b, 0x3f800000u - 0x3f3504f3u));
+  // static_cast<int32_t>(v >> 23) - 127 - (sub ? 23 : 0); v >> 23 < 2^9.
+  Value e = b.sub(b.bitcast(b.binary(Op::kShrLogical, v, ku(b, 23)), kI32), ki(b, 127));
+  e = b.sub(e, b.select(sub, ki(b, 23), ki(b, 0)));
+  const Value m = b.bitcast(b.add(b.bit_and(v, ku(b, 0x007fffffu)), ku(b, 0x3f3504f3u)), kF32);
+  const Value f = b.sub(m, k(b, 1.0f));
+  const Value s = b.div(f, b.add(k(b, 2.0f), f));
+  const Value z = b.mul(s, s);
+  const Value rz = horner(b, z, {0.23596343f, 0.28536603f, 0.40000346f, 0.6666666f});
+  const Value lm = b.fma(b.neg(s), b.fma(b.neg(rz), z, f), f);
+  const Value ef = b.convert(e, kF32);  // |e| < 2^8: exact
+  const Value y = b.fma(ef, k(b, kLn2Hi), b.fma(ef, k(b, kLn2Lo), lm));
+  Value out = b.select(b.eq(x, zero), k(b, -INFINITY), y);
+  out = b.select(b.lt(x, zero), k(b, NAN), out);
+  out = b.select(b.eq(x, inf), inf, out);
+  return keep_nan(b, x, out);
+}
+
+// vmath::tanh: an odd polynomial below 0.625, (1 - t)/(1 + t) with t = e^(-2|x|) above.
+Value expand_tanh_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_tanh_f32");
+  const Value a = b.abs(x);
+  const Value z = b.mul(a, a);
+  const Value p =
+      horner(b, z, {-0.005693484f, 0.020630376f, -0.053737603f, 0.13331425f, -0.3333328f});
+  const Value small = b.fma(b.mul(p, z), a, a);
+  const Value t = expand_exp_f32(b, b.mul(k(b, -2.0f), a));
+  const Value one = k(b, 1.0f);
+  const Value large = b.div(b.sub(one, t), b.add(one, t));
+  const Value y = b.select(b.lt(a, k(b, 0.625f)), small, large);
+  return keep_nan(b, x, copysign(b, y, x));
+}
+
+Value expand_sin_f32(Builder& b, Value x) { return sin_or_cos(b, x, false); }
+Value expand_cos_f32(Builder& b, Value x) { return sin_or_cos(b, x, true); }
+
+// vmath::tan_n: sincos_reduced<false> / sincos_reduced<true>, tan in double beyond kTrigMax.
+Value expand_tan_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_tan_f32");
+  const TrigReduced t = trig_reduce(b, x);
+  const Value q = b.div(trig_quadrant(b, t, x, false), trig_quadrant(b, t, x, true));
+  const Value fallback = b.convert(b.unary(Op::kTan, b.convert(x, kF64)), kF32);
+  return b.select(t.in_range, q, fallback);
+}
+
+// vmath::logistic: t = e^-|x|, (x >= 0 ? 1 : t) / (1 + t).
+Value expand_logistic_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_logistic_f32");
+  const Value t = expand_exp_f32(b, b.neg(b.abs(x)));
+  const Value one = k(b, 1.0f);
+  const Value y = b.div(b.select(b.ge(x, k(b, 0.0f)), one, t), b.add(one, t));
+  return keep_nan(b, x, y);
+}
+
+// ---------------------------------------------------------------- vec_math_extra.h
+
+// vmath::exp2: x = n + r, |r| <= 1/2, 2^r by its Taylor series, scaled as exp.
+Value expand_exp2_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_exp2_f32");
+  constexpr float kShift = 12582912.0f;
+  const Value hi = k(b, 128.5f), lo = k(b, -152.0f);
+  Value xc = b.select(b.gt(x, hi), hi, x);
+  xc = b.select(b.lt(xc, lo), lo, xc);
+  const Value t = b.add(xc, k(b, kShift));
+  const Value n = b.bitcast(b.sub(b.bitcast(t, kU32), ku(b, bits(kShift))), kI32);
+  const Value r = b.sub(xc, b.sub(t, k(b, kShift)));
+  const Value p = horner(b, r,
+                         {1.5252733804059838e-05f, 1.5403530393381606e-04f, 1.3333558146428441e-03f,
+                          9.618129107628477e-03f, 5.5504108664821576e-02f, 2.402265069591007e-01f,
+                          6.931471805599453e-01f, 1.0f});
+  return keep_nan(b, x, scale(b, p, n));
+}
+
+// vmath::expm1: the Taylor series below 0.35, exp(x) - 1 above; expm1(-0) == -0.
+Value expand_expm1_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_expm1_f32");
+  const Value q = horner(b, x,
+                         {2.755731922398589e-07f, 2.7557319223985893e-06f, 2.48015873015873e-05f,
+                          1.984126984126984e-04f, 1.388888888888889e-03f, 8.333333333333333e-03f,
+                          4.1666666666666664e-02f, 1.6666666666666666e-01f, 0.5f});
+  const Value small = b.fma(b.mul(x, x), q, x);
+  const Value large = b.sub(expand_exp_f32(b, x), k(b, 1.0f));
+  const Value y = b.select(b.lt(b.abs(x), k(b, 0.35f)), small, large);
+  return b.select(b.eq(x, k(b, 0.0f)), x, y);
+}
+
+// vmath::log1p: Goldberg's log(u) * x / (u - 1) with u = 1 + x.
+Value expand_log1p_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_log1p_f32");
+  const Value one = k(b, 1.0f);
+  const Value u = b.add(one, x);
+  const Value d = b.sub(u, one);
+  const Value y = b.select(b.eq(d, k(b, 0.0f)), x, b.mul(expand_log_f32(b, u), b.div(x, d)));
+  return b.select(b.eq(x, k(b, INFINITY)), x, y);
+}
+
+// vmath::rsqrt: 1 / sqrt(x) in double, rounded once.
+Value expand_rsqrt_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_rsqrt_f32");
+  return b.convert(expand_rsqrt_f64(b, b.convert(x, kF64)), kF32);
+}
+
+// The float64 kernel: 1.0 / std::sqrt(x), both correctly rounded.
+Value expand_rsqrt_f64(Builder& b, Value x) {
+  want(x, kF64, "expand_rsqrt_f64");
+  return b.div(b.constant(1.0, kF64), b.sqrt(x));
+}
+
+// vmath::nextafter_bits on the operands' bits (binary_math.cpp's kernel for both widths).
+Value expand_nextafter(Builder& b, Value x, Value y) {
+  if (x.type != kF32 && x.type != kF64) want(x, kF32, "expand_nextafter");
+  want(y, x.type, "expand_nextafter");
+  const DType u = x.type == kF32 ? kU32 : DType::kUInt64;
+  const uint64_t sign_bit = x.type == kF32 ? uint64_t{1} << 31 : uint64_t{1} << 63;
+  const Value ux = b.bitcast(x, u), uy = b.bitcast(y, u);
+  const Value one = b.constant_bits(1, u);
+  const Value zero = b.constant(0.0, x.type);
+  const Value nan = b.bit_or(b.is_nan(x), b.is_nan(y));
+  const Value up = b.eq(b.lt(x, y), b.gt(x, zero));  // away from zero
+  const Value step = b.select(up, b.add(ux, one), b.sub(ux, one));
+  const Value from_zero = b.bit_or(b.bit_and(uy, b.constant_bits(sign_bit, u)), one);
+  Value r = b.select(b.eq(x, zero), from_zero, step);
+  r = b.select(b.eq(x, y), uy, r);
+  r = b.select(nan, b.bit_or(ux, uy), r);
+  return b.bitcast(r, x.type);
+}
+
+// vmath::sinh: (E + E/(E+1))/2 with E = expm1(|x|) below 88, (h/2)*h with h = e^(|x|/2) above.
+Value expand_sinh_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_sinh_f32");
+  const Value half = k(b, 0.5f);
+  const Value a = b.abs(x);
+  const Value e = expand_expm1_f32(b, a);
+  const Value mid = b.mul(half, b.add(e, b.div(e, b.add(e, k(b, 1.0f)))));
+  const Value h = expand_exp_f32(b, b.mul(half, a));
+  const Value big = b.mul(b.mul(half, h), h);
+  return copysign(b, b.select(b.lt(a, k(b, 88.0f)), mid, big), x);
+}
+
+// vmath::cosh: e/2 + 0.5/e below 88, (h/2)*h above.
+Value expand_cosh_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_cosh_f32");
+  const Value half = k(b, 0.5f);
+  const Value a = b.abs(x);
+  const Value e = expand_exp_f32(b, a);
+  const Value mid = b.add(b.mul(half, e), b.div(half, e));
+  const Value h = expand_exp_f32(b, b.mul(half, a));
+  const Value big = b.mul(b.mul(half, h), h);
+  return b.select(b.lt(a, k(b, 88.0f)), mid, big);
+}
+
+constexpr float kLn2f = 0.693147180559945309f;
+
+// vmath::asinh: log1p(a + a^2 / (1 + sqrt(1 + a^2))) below 2^12, log(a) + ln2 above; odd.
+Value expand_asinh_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_asinh_f32");
+  const Value one = k(b, 1.0f);
+  const Value a = b.abs(x);
+  const Value a2 = b.mul(a, a);
+  const Value mid = expand_log1p_f32(b, b.add(a, b.div(a2, b.add(one, b.sqrt(b.add(one, a2))))));
+  const Value big = b.add(expand_log_f32(b, a), k(b, kLn2f));
+  return copysign(b, b.select(b.lt(a, k(b, 4096.0f)), mid, big), x);
+}
+
+// vmath::acosh: log1p(t + sqrt(2t + t^2)) with t = x - 1 below 2^12, log(x) + ln2 above.
+Value expand_acosh_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_acosh_f32");
+  const Value one = k(b, 1.0f);
+  const Value t = b.sub(x, one);
+  const Value mid = expand_log1p_f32(b, b.add(t, b.sqrt(b.fma(t, t, b.mul(k(b, 2.0f), t)))));
+  const Value big = b.add(expand_log_f32(b, x), k(b, kLn2f));
+  const Value y = b.select(b.lt(x, k(b, 4096.0f)), mid, big);
+  return b.select(b.lt(x, one), k(b, NAN), y);
+}
+
+// vmath::atanh: log1p(2a / (1 - a)) / 2 with a = |x|; odd.
+Value expand_atanh_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_atanh_f32");
+  const Value a = b.abs(x);
+  const Value q = b.div(b.mul(k(b, 2.0f), a), b.sub(k(b, 1.0f), a));
+  return copysign(b, b.mul(k(b, 0.5f), expand_log1p_f32(b, q)), x);
+}
+
+}  // namespace tessera::compiler

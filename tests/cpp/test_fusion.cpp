@@ -1,0 +1,372 @@
+// Loop fusion (compiler/fusion.h) and the kernel IR (compiler/kernel_ir.h): which equations
+// become one kernel, decided from kinds and index-map rules, and every kernel computing what
+// the equations it replaces compute — its reference evaluator (kir::evaluate) on the eager
+// values of the group's inputs against the eager value of the group's root, on fresh random
+// inputs. Also the kernel IR's own contracts: collapsing dimensions, bounds checks, text.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "compiler/fusion.h"
+#include "compiler/index_map.h"
+#include "compiler/kernel_ir.h"
+#include "tessera/tessera.h"
+#include "util/test_util.h"
+
+namespace tessera {
+namespace {
+
+namespace tnp = tessera::numpy;
+using compiler::FusionPlan;
+using compiler::plan_fusion;
+using testing::random_array;
+using testing::to_doubles;
+
+// Every group's kernel, run by the reference evaluator on the eager values of its inputs,
+// equals the eager value of its root. Returns the plan for structural checks.
+FusionPlan check_plan(const ClosedJaxpr& cj, std::span<const Array> args) {
+  const Jaxpr& j = *cj.jaxpr;
+  FusionPlan plan = plan_fusion(j);
+  for (const compiler::FusionGroup& g : plan.groups) {
+    SCOPED_TRACE(g.kernel.text());
+    // The eager values of the group's inputs and root: the same program with those outputs.
+    Jaxpr probe = j;
+    probe.outvars.clear();
+    for (const Var& v : g.inputs) probe.outvars.push_back(v);
+    probe.outvars.push_back(j.eqns[g.root()].outvars[0]);
+    std::vector<Array> vals = eval_jaxpr(probe, cj.consts, args);
+    std::vector<const void*> ins;
+    for (size_t k = 0; k + 1 < vals.size(); ++k) ins.push_back(vals[k].raw_data("test"));
+    const Array& want = vals.back();
+    std::vector<char> buf(static_cast<size_t>(want.aval().size()) * itemsize(want.dtype()));
+    std::vector<void*> outs{buf.data()};
+    compiler::kir::evaluate(g.kernel, ins, outs);
+    Array got = array_from_host(want.aval(), buf.data());
+    const bool exact = !is_floating(want.dtype());
+    const std::string bad =
+        testing::compare(to_doubles(got), to_doubles(want), exact ? 0 : 2e-6, exact ? 0 : 1e-6);
+    EXPECT_EQ(bad, "") << to_string(j);
+  }
+  // group_of agrees with the members.
+  for (size_t gi = 0; gi < plan.groups.size(); ++gi)
+    for (size_t m : plan.groups[gi].members) EXPECT_EQ(plan.group_of[m], static_cast<int32_t>(gi));
+  return plan;
+}
+
+template <class F, class... A>
+FusionPlan plan_of(F f, const A&... args) {
+  ClosedJaxpr cj = make_jaxpr(f)(args...);
+  std::vector<Array> flat{args...};
+  return check_plan(cj, flat);
+}
+
+TEST(Fusion, ElementwiseChainIsOneKernelOverOneDimension) {
+  Array a = random_array({4, 5}, DType::kFloat32), b = random_array({4, 5}, DType::kFloat32);
+  FusionPlan p =
+      plan_of([](const Array& x, const Array& y) { return -(x * y + x) / (y + 3.0f); }, a, b);
+  ASSERT_EQ(p.groups.size(), 1u);
+  const auto& g = p.groups[0];
+  EXPECT_EQ(g.members.size(), 5u);
+  EXPECT_EQ(g.kernel.dims, (Shape{20}));  // collapsed
+  EXPECT_EQ(g.kernel.inputs.size(), 2u);
+  EXPECT_EQ(g.kernel.loads.size(), 2u);  // x read once although used twice
+  EXPECT_NE(g.kernel.text().find("fusion.0"), std::string::npos);
+}
+
+TEST(Fusion, BroadcastRowVectorKeepsTwoDimensions) {
+  Array a = random_array({6, 7}, DType::kFloat32), b = random_array({7}, DType::kFloat32);
+  FusionPlan p = plan_of(
+      [](const Array& x, const Array& r) {
+        return tnp::exp(x) * lax::broadcast_in_dim(r, {6, 7}, {1});
+      },
+      a, b);
+  ASSERT_EQ(p.groups.size(), 1u);
+  const auto& k = p.groups[0].kernel;
+  EXPECT_EQ(k.dims, (Shape{6, 7}));
+  ASSERT_EQ(k.loads.size(), 2u);
+  // One load walks the matrix, the other only the column index.
+  int rows = 0, cols = 0;
+  for (const auto& l : k.loads) {
+    if (l.index.coeff == std::vector<int64_t>{7, 1}) ++rows;
+    if (l.index.coeff == std::vector<int64_t>{0, 1}) ++cols;
+  }
+  EXPECT_EQ(rows, 1);
+  EXPECT_EQ(cols, 1);
+}
+
+TEST(Fusion, ColumnBroadcastOfAScalarAndLiterals) {
+  Array a = random_array({3, 4}, DType::kFloat32), c = random_array({3}, DType::kFloat32);
+  Array s = random_array({}, DType::kFloat32);
+  plan_of(
+      [](const Array& x, const Array& col, const Array& sc) {
+        return tnp::maximum(x * sc, lax::broadcast_in_dim(col, {3, 4}, {0}) - 1.5f);
+      },
+      a, c, s);
+}
+
+TEST(Fusion, TransposeSliceRevSqueezeCompose) {
+  Array a = random_array({5, 1, 6}, DType::kFloat32), b = random_array({3, 4}, DType::kFloat32);
+  FusionPlan p = plan_of(
+      [](const Array& x, const Array& y) {
+        Array t = lax::transpose(lax::squeeze(x, {1}) * 2.0f, {1, 0});  // [6, 5]
+        Array s = lax::slice(t, {1, 0}, {6, 5}, {2, 2});                // [3, 3]
+        Array r = lax::rev(y, {0, 1});                                  // [3, 4]
+        return lax::slice(r, {0, 1}, {3, 4}) + s;
+      },
+      a, b);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].kernel.dims, (Shape{3, 3}));
+  EXPECT_EQ(p.groups[0].kernel.inputs.size(), 2u);  // x and y: no intermediate buffer
+}
+
+TEST(Fusion, IotaIsAnIndexValue) {
+  Array a = random_array({4, 3}, DType::kInt32);
+  FusionPlan p = plan_of(
+      [](const Array& x) {
+        return x * lax::broadcasted_iota(DType::kInt32, {4, 3}, 0) +
+               lax::broadcasted_iota(DType::kInt32, {4, 3}, 1);
+      },
+      a);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].kernel.indices.size(), 2u);
+  EXPECT_EQ(p.groups[0].kernel.inputs.size(), 1u);
+}
+
+TEST(Fusion, ReshapeOfAnInputIsALinearLoad) {
+  Array a = random_array({2, 6}, DType::kFloat32), b = random_array({3, 4}, DType::kFloat32);
+  FusionPlan p = plan_of(
+      [](const Array& x, const Array& y) {
+        return lax::reshape(x, {3, 4}) * y + 1.0f;
+      },
+      a, b);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].kernel.inputs.size(), 2u);
+  EXPECT_EQ(p.groups[0].kernel.dims, (Shape{12}));  // both read row-major: one dimension
+}
+
+TEST(Fusion, ReshapeOfAComputedValueComposesOrSplits) {
+  // Row-major-compatible: [2,6] -> [12] -> [3,4] of a computed value composes exactly.
+  Array a = random_array({2, 6}, DType::kFloat32), b = random_array({3, 4}, DType::kFloat32);
+  plan_of(
+      [](const Array& x, const Array& y) {
+        return lax::reshape(tnp::sin(x), {3, 4}) * y;
+      },
+      a, b);
+  // A reshape whose output point does not delinearize into the computed value's dims (the
+  // transposed read of a reshaped computation) splits the group instead of failing.
+  Array c = random_array({4, 6}, DType::kFloat32);
+  FusionPlan p = plan_of(
+      [](const Array& x) {
+        Array r = lax::reshape(x * 2.0f + 1.0f, {6, 4});
+        return lax::transpose(r, {1, 0}) - 3.0f;
+      },
+      c);
+  for (const auto& g : p.groups) EXPECT_GE(g.members.size(), 2u);
+}
+
+TEST(Fusion, ExpensiveProducerIsNotRecomputedUnderABroadcast) {
+  Array a = random_array({64}, DType::kFloat32), b = random_array({32, 64}, DType::kFloat32);
+  FusionPlan p = plan_of(
+      [](const Array& x, const Array& y) {
+        return lax::broadcast_in_dim(tnp::exp(x), {32, 64}, {1}) + y * 2.0f;
+      },
+      a, b);
+  ASSERT_EQ(p.groups.size(), 1u);
+  // exp stays outside (an eager equation), its result is a kernel input.
+  EXPECT_EQ(p.groups[0].kernel.inputs.size(), 2u);
+  for (size_t m : p.groups[0].members)
+    EXPECT_NE(std::string(make_jaxpr([](const Array& x, const Array& y) {
+                            return lax::broadcast_in_dim(tnp::exp(x), {32, 64}, {1}) + y * 2.0f;
+                          })(a, b)
+                              .jaxpr->eqns[m]
+                              .primitive->name()),
+              "exp");
+  // A cheap producer is recomputed under the broadcast (no buffer).
+  FusionPlan q = plan_of(
+      [](const Array& x, const Array& y) {
+        return lax::broadcast_in_dim(x * 3.0f, {32, 64}, {1}) + y;
+      },
+      a, b);
+  ASSERT_EQ(q.groups.size(), 1u);
+  EXPECT_EQ(q.groups[0].members.size(), 3u);
+}
+
+TEST(Fusion, SharedValuesAndOutputsBoundGroups) {
+  Array a = random_array({8}, DType::kFloat32);
+  // t is an output and read by the rest: it roots its own group and is loaded by the other.
+  ClosedJaxpr cj = make_jaxpr([](const Array& x) {
+    Array t = tnp::tanh(x) * 2.0f;
+    return std::vector<Array>{t, t + 1.0f, t * t};
+  })(a);
+  std::vector<Array> args{a};
+  FusionPlan p = check_plan(cj, args);
+  ASSERT_EQ(p.groups.size(), 1u);  // tanh*2 (2 eqns); t+1 and t*t are single equations
+  EXPECT_EQ(p.groups[0].members.size(), 2u);
+}
+
+TEST(Fusion, IntegerBoolAndConvertChains) {
+  Array a = random_array({5, 3}, DType::kInt32), b = random_array({5, 3}, DType::kInt32);
+  plan_of(
+      [](const Array& x, const Array& y) {
+        Array m = lax::gt(x, y);
+        Array s = lax::select_n(m, {x - y, x * y});
+        return lax::convert_element_type(s, DType::kFloat32) * 0.5f;
+      },
+      a, b);
+  Array u = random_array({7}, DType::kUInt8);
+  plan_of([](const Array& x) { return (x + x) * lax::convert_element_type(x, DType::kUInt8); }, u);
+}
+
+TEST(Fusion, KindsDecideFusibility) {
+  // 16-bit floats, effects and non-elementwise primitives stay outside.
+  Array h = random_array({6}, DType::kFloat16);
+  FusionPlan p = plan_of([](const Array& x) { return (x * x + x) * x; }, h);
+  EXPECT_TRUE(p.groups.empty());
+  Array a = random_array({4, 4}, DType::kFloat32);
+  FusionPlan q =
+      plan_of([](const Array& x) { return lax::reduce_sum(tnp::sin(x), {1}) + 1.0f; }, a);
+  EXPECT_TRUE(q.groups.empty());  // sin and add are separated by the reduction
+  FusionPlan r = plan_of([](const Array& x) { return tnp::matmul(x + 1.0f, x) * 2.0f; }, a);
+  EXPECT_TRUE(r.groups.empty());
+}
+
+TEST(Fusion, RandomElementwiseDagsMatchEager) {
+  // Random DAGs of unary/binary ops over a few inputs, some broadcast from rows/columns.
+  std::mt19937_64& g = testing::rng();
+  for (int trial = 0; trial < 40; ++trial) {
+    const int64_t m = 1 + static_cast<int64_t>(g() % 5), n = 1 + static_cast<int64_t>(g() % 6);
+    Array x = random_array({m, n}, DType::kFloat32), row = random_array({n}, DType::kFloat32),
+          col = random_array({m}, DType::kFloat32);
+    const uint64_t plan_seed = g();
+    auto f = [m, n, plan_seed](const Array& a, const Array& r, const Array& c) {
+      std::mt19937_64 pg(plan_seed);
+      std::vector<Array> vals{a, lax::broadcast_in_dim(r, {m, n}, {1}),
+                              lax::broadcast_in_dim(c, {m, n}, {0})};
+      for (int k = 0; k < 8; ++k) {
+        const Array& u = vals[pg() % vals.size()];
+        const Array& v = vals[pg() % vals.size()];
+        switch (pg() % 7) {
+          case 0:
+            vals.push_back(u + v);
+            break;
+          case 1:
+            vals.push_back(u * v);
+            break;
+          case 2:
+            vals.push_back(tnp::maximum(u, v));
+            break;
+          case 3:
+            vals.push_back(tnp::tanh(u));
+            break;
+          case 4:
+            vals.push_back(lax::rev(u, {1}));
+            break;
+          case 5:
+            vals.push_back(lax::transpose(lax::transpose(u, {1, 0}), {1, 0}) - v);
+            break;
+          default:
+            vals.push_back(tnp::where(lax::gt(u, v), u, v * 0.5f));
+            break;
+        }
+      }
+      return vals.back() + vals[vals.size() - 2];
+    };
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    plan_of(f, x, row, col);
+  }
+}
+
+// ---- the kernel IR's own contracts ----
+
+compiler::kir::Kernel add_kernel(Shape dims, compiler::kir::Affine ia, compiler::kir::Affine ib,
+                                 int64_t na, int64_t nb) {
+  compiler::kir::Kernel k;
+  k.name = "k";
+  k.dims = dims;
+  k.inputs = {{DType::kFloat32, {na}}, {DType::kFloat32, {nb}}};
+  k.outputs = {{DType::kFloat32, dims}};
+  k.loads = {{0, ia}, {1, ib}};
+  const DType types[] = {DType::kFloat32, DType::kFloat32};
+  scalar::Builder b(types);
+  scalar::Value r = b.add(b.input(0), b.input(1));
+  k.body = std::move(b).finish({&r, 1});
+  return k;
+}
+
+TEST(KernelIr, VerifyChecksBoundsByIntervals) {
+  using compiler::kir::Affine;
+  const Affine rowmajor = Affine::dim(0, 2).scaled(4) + Affine::dim(1, 2);
+  compiler::kir::Kernel ok = add_kernel({3, 4}, rowmajor, Affine::dim(1, 2), 12, 4);
+  ok.verify();
+  compiler::kir::Kernel past =
+      add_kernel({3, 4}, rowmajor + Affine::constant(1, 2), Affine::dim(1, 2), 12, 4);
+  EXPECT_ERROR(InternalError, past.verify(), "load");
+  compiler::kir::Kernel neg = add_kernel({3, 4}, rowmajor, Affine::dim(1, 2).scaled(-1), 12, 4);
+  EXPECT_ERROR(InternalError, neg.verify(), "load");
+  // A reversed read (3 - i1) stays inside.
+  add_kernel({3, 4}, rowmajor, Affine::dim(1, 2).scaled(-1) + Affine::constant(3, 2), 12, 4)
+      .verify();
+}
+
+TEST(KernelIr, CollapseMergesOnlyWhatEveryFormAgreesOn) {
+  using compiler::kir::Affine;
+  const Affine rm = Affine::dim(0, 3).scaled(20) + Affine::dim(1, 3).scaled(5) + Affine::dim(2, 3);
+  // Both row-major over [2,4,5]: one dimension of 40.
+  compiler::kir::Kernel k = add_kernel({2, 4, 5}, rm, rm, 40, 40);
+  EXPECT_EQ(k.collapsed().dims, (Shape{40}));
+  // A row broadcast of the last dim: [8, 5].
+  compiler::kir::Kernel r = add_kernel({2, 4, 5}, rm, Affine::dim(2, 3), 40, 5);
+  EXPECT_EQ(r.collapsed().dims, (Shape{8, 5}));
+  // Unit dimensions disappear.
+  const Affine u = Affine::dim(0, 3).scaled(5) + Affine::dim(2, 3);
+  compiler::kir::Kernel w = add_kernel({4, 1, 5}, u, u, 20, 20);
+  EXPECT_EQ(w.collapsed().dims, (Shape{20}));
+  // Collapsing keeps the values.
+  for (const compiler::kir::Kernel* kk : {&k, &r}) {
+    Array a = random_array({40}, DType::kFloat32),
+          b = random_array({kk->inputs[1].size()}, DType::kFloat32);
+    std::vector<float> o1(40), o2(40);
+    const void* ins[] = {a.raw_data("t"), b.raw_data("t")};
+    void* out1[] = {o1.data()};
+    void* out2[] = {o2.data()};
+    compiler::kir::evaluate(*kk, ins, out1);
+    compiler::kir::evaluate(kk->collapsed(), ins, out2);
+    EXPECT_EQ(o1, o2);
+  }
+}
+
+TEST(KernelIr, TextNamesLoadsAndIsStable) {
+  using compiler::kir::Affine;
+  compiler::kir::Kernel k =
+      add_kernel({3, 4}, Affine::dim(0, 2).scaled(4) + Affine::dim(1, 2), Affine::dim(1, 2), 12, 4);
+  const std::string t = k.text();
+  EXPECT_NE(t.find("4*i0 + i1"), std::string::npos) << t;
+  EXPECT_EQ(t, add_kernel({3, 4}, Affine::dim(0, 2).scaled(4) + Affine::dim(1, 2),
+                          Affine::dim(1, 2), 12, 4)
+                   .text());
+  EXPECT_NE(k.signature_text(), add_kernel({3, 4}, Affine::dim(0, 2).scaled(4) + Affine::dim(1, 2),
+                                           Affine::dim(0, 2), 12, 4)
+                                    .signature_text());
+}
+
+TEST(IndexMap, DelinearizeIsExactOrRefuses) {
+  using compiler::kir::Affine;
+  // [12] row-major over dims [3,4] into shape [6,2]: i0*4 + i1 -> (2*i0 + i1/2 ...) not affine.
+  const Affine l = Affine::dim(0, 2).scaled(4) + Affine::dim(1, 2);
+  const std::vector<int64_t> dims{3, 4};
+  EXPECT_FALSE(compiler::delinearize(l, {6, 2}, dims).has_value());
+  // Into [3,4] itself: the identity point.
+  auto p = compiler::delinearize(l, {3, 4}, dims);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ((*p)[0], Affine::dim(0, 2));
+  EXPECT_EQ((*p)[1], Affine::dim(1, 2));
+  // Into [3,2,2] (splitting the inner dim of size 4): i1 has stride 1 but ranges over 4 > 2.
+  EXPECT_FALSE(compiler::delinearize(l, {3, 2, 2}, dims).has_value());
+  // Into [1,3,4]: a leading unit dim.
+  EXPECT_TRUE(compiler::delinearize(l, {1, 3, 4}, dims).has_value());
+}
+
+}  // namespace
+}  // namespace tessera
