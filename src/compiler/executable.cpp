@@ -2,9 +2,13 @@
 #include "compiler/executable.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 
+#include "compiler/cpu/llvm_jit.h"
+#include "compiler/fusion.h"
 #include "compiler/lowering.h"
 #include "tessera/errors.h"
 #include "tessera/param_types.h"
@@ -212,6 +216,60 @@ std::string LoweredThunk::text() const {
   return s;
 }
 
+// ---------------------------------------------------------------- fused kernels
+
+namespace {
+
+// Runs one fusion group's compiled kernel (compiler/cpu/llvm_jit.h) over fresh output memory.
+class FusedThunk final : public Thunk {
+ public:
+  FusedThunk(kir::Kernel kernel, std::shared_ptr<const cpu::CpuKernel> code,
+             std::vector<Operand> in, int32_t out, Aval out_aval)
+      : kernel_(std::move(kernel)),
+        code_(std::move(code)),
+        in_(std::move(in)),
+        out_(out),
+        out_aval_(std::move(out_aval)) {}
+
+  void execute(const ExecContext& ctx, std::vector<Array>& buffers) const override {
+    std::vector<void*> ptrs;
+    ptrs.reserve(in_.size() + 1);
+    for (const Operand& o : in_)
+      ptrs.push_back(const_cast<void*>(buffers[o.buffer].raw_data("jit")));
+    Array r = empty_array(out_aval_, "jit", ctx.device);
+    ptrs.push_back(r.buffer("jit")->data());
+    code_->run(ptrs, kernel_.num_points());
+    if (out_ >= 0) buffers[out_] = std::move(r);
+  }
+
+  std::string text() const override {
+    std::string s = buffer_str(out_);
+    s += ':';
+    s += out_aval_.str();
+    s += " = fused ";
+    s += kernel_.name;
+    s += operands_str(in_);
+    s += "\n      ";
+    s += kernel_.signature_text();
+    return s;
+  }
+
+ private:
+  kir::Kernel kernel_;
+  std::shared_ptr<const cpu::CpuKernel> code_;
+  std::vector<Operand> in_;
+  int32_t out_;
+  Aval out_aval_;
+};
+
+// TESSERA_FUSION=0 turns loop fusion off (every equation its own thunk): for comparisons.
+bool fusion_enabled() {
+  const char* v = std::getenv("TESSERA_FUSION");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------- executables
 
 std::shared_ptr<const Executable> compile(const Jaxpr& j) {
@@ -234,21 +292,59 @@ std::shared_ptr<const Executable> compile(const Jaxpr& j) {
       o.constant = std::get<Literal>(a).value();
     return o;
   };
-  // Last thunk reading each var; outputs are never released.
+  // Loop fusion: a group's equations run as one kernel at its root's position; the other
+  // members get no thunk and their results no buffer.
+  FusionPlan plan;
+  if (fusion_enabled()) plan = plan_fusion(p);
+  if (plan.group_of.empty()) plan.group_of.assign(p.eqns.size(), -1);
+  auto position = [&](size_t k) {
+    const int32_t g = plan.group_of[k];
+    return g < 0 ? k : plan.groups[static_cast<size_t>(g)].root();
+  };
+  // Last position reading each var; outputs are never released.
   const size_t kNever = p.eqns.size();
   std::unordered_map<uint64_t, size_t> last;
   for (size_t k = 0; k < p.eqns.size(); ++k)
     for (const Atom& a : p.eqns[k].invars)
-      if (const Var* v = std::get_if<Var>(&a)) last[v->id()] = k;
+      if (const Var* v = std::get_if<Var>(&a)) {
+        size_t& l = last[v->id()];
+        l = std::max(l, position(k));
+      }
   for (const Atom& a : p.outvars)
     if (const Var* v = std::get_if<Var>(&a)) last[v->id()] = kNever;
   for (const Var& v : p.invars) {
     exe->in_avals_.push_back(v.aval());
     exe->in_buffers_.push_back(last.count(v.id()) ? new_buffer(v) : -1);
   }
-  exe->release_after_.resize(p.eqns.size());
+  // The buffers a thunk at position k reads for the last time.
+  auto releases = [&](size_t k, const std::vector<Atom>& reads) {
+    std::vector<int32_t> rel;
+    for (const Atom& a : reads)
+      if (const Var* v = std::get_if<Var>(&a)) {
+        const int32_t b = buffer_of.at(v->id());
+        if (last.at(v->id()) == k && std::find(rel.begin(), rel.end(), b) == rel.end())
+          rel.push_back(b);
+      }
+    return rel;
+  };
   for (size_t k = 0; k < p.eqns.size(); ++k) {
     const JaxprEqn& e = p.eqns[k];
+    if (const int32_t gi = plan.group_of[k]; gi >= 0) {
+      const FusionGroup& g = plan.groups[static_cast<size_t>(gi)];
+      if (g.root() != k) continue;
+      std::vector<Operand> in;
+      std::vector<Atom> reads;
+      for (const Var& v : g.inputs) {
+        in.push_back(operand(v));
+        reads.push_back(v);
+      }
+      const Var& r = e.outvars[0];
+      const int32_t out = last.count(r.id()) ? new_buffer(r) : -1;
+      exe->release_after_.push_back(releases(k, reads));
+      exe->thunks_.push_back(std::make_unique<FusedThunk>(g.kernel, cpu::compile_kernel(g.kernel),
+                                                          std::move(in), out, r.aval()));
+      continue;
+    }
     std::vector<Operand> in;
     for (const Atom& a : e.invars) in.push_back(operand(a));
     std::vector<int32_t> out;
@@ -257,13 +353,7 @@ std::shared_ptr<const Executable> compile(const Jaxpr& j) {
       out_avals.push_back(v.aval());
       out.push_back(!v.is_dropped() && last.count(v.id()) ? new_buffer(v) : -1);
     }
-    for (const Atom& a : e.invars)
-      if (const Var* v = std::get_if<Var>(&a)) {
-        const int32_t b = buffer_of.at(v->id());
-        auto& rel = exe->release_after_[k];
-        if (last.at(v->id()) == k && std::find(rel.begin(), rel.end(), b) == rel.end())
-          rel.push_back(b);
-      }
+    exe->release_after_.push_back(releases(k, e.invars));
     if (const LoweringRule* rule = lowering_rule(*e.primitive)) {
       LoweredEqn l = (*rule)(e);
       exe->thunks_.push_back(std::make_unique<LoweredThunk>(

@@ -241,12 +241,21 @@ bool fusible(const JaxprEqn& e) {
   const bool elementwise = p.kind == PrimitiveKind::kElementwise && p.scalar.rule;
   const bool index_map = p.kind == PrimitiveKind::kIndexMap && index_map_rule(p) != nullptr;
   if (!elementwise && !index_map) return false;
+  const Shape& out = e.outvars[0].aval().shape;
   if (!plain_dtype(e.outvars[0].aval().dtype)) return false;
+  // Elementwise: one value per point, every operand at the point or a scalar — and the output
+  // no bigger than the operands (bitcast_convert_type to a narrower type adds a dimension).
+  bool some_full = out.empty();
   for (const Atom& a : e.invars) {
     const Aval& av = atom_aval(a);
     if (!plain_dtype(av.dtype)) return false;
-    if (elementwise && !av.shape.empty() && av.shape != e.outvars[0].aval().shape) return false;
+    if (!elementwise) continue;
+    if (av.shape == out)
+      some_full = true;
+    else if (!av.shape.empty())
+      return false;
   }
+  if (elementwise && !some_full) return false;
   if (index_map) {
     if (e.invars.size() > 1) return false;  // dynamic starts, several operands: not yet
     const std::vector<Aval> ins = in_avals(e);

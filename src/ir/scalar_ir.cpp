@@ -2,6 +2,7 @@
 #include "tessera/scalar_ir.h"
 
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <string>
 
@@ -108,21 +109,38 @@ std::string Program::str() const {
     s += dtype_short_name(in.type);
     s += " = ";
     s += op_name(in.op);
-    if (in.op == Op::kInput) s += " " + std::to_string(in.index);
-    if (in.op == Op::kExtern) s += std::string(" @") + fn_name(static_cast<Fn>(in.index));
+    if (in.op == Op::kInput) {
+      s += ' ';
+      s += std::to_string(in.index);
+    }
+    if (in.op == Op::kExtern) {
+      s += " @";
+      s += fn_name(static_cast<Fn>(in.index));
+    }
     if (in.op == Op::kConst) {
+      s += ' ';
       if (is_floating(in.type)) {
-        s += " " + std::to_string(std::bit_cast<double>(in.literal));
+        // Shortest text that reads back as the same double: kernels that print the same are
+        // the same (the JIT's cache keys on the text).
+        char buf[32];
+        const auto r = std::to_chars(buf, buf + sizeof buf, std::bit_cast<double>(in.literal));
+        s.append(buf, r.ptr);
       } else {
-        s += " " + std::to_string(static_cast<int64_t>(in.literal));
+        s += std::to_string(static_cast<int64_t>(in.literal));
       }
     }
     for (int32_t a : in.args)
-      if (a >= 0) s += " %" + std::to_string(a);
+      if (a >= 0) {
+        s += " %";
+        s += std::to_string(a);
+      }
     s += "\n";
   }
   s += "return";
-  for (int32_t o : outputs) s += " %" + std::to_string(o);
+  for (int32_t o : outputs) {
+    s += " %";
+    s += std::to_string(o);
+  }
   return s;
 }
 

@@ -376,7 +376,8 @@ def test_aot_stages(rng):
     assert "sin" in text and "log" in text, text
     compiled = lowered.compile()
     plan = compiled.as_text()
-    assert "executable (" in plan and "= eager sin" in plan, plan
+    # sin runs eagerly or inside a fused kernel's body ("%1:f32 = sin %0").
+    assert "executable (" in plan and ("= eager sin" in plan or " sin %" in plan), plan
     x = jnp.asarray(rng.normal(size=3).astype(np.float32))
     y = jnp.asarray(rng.normal(size=3).astype(np.float32))
     same(compiled(x, y), f(x, y))

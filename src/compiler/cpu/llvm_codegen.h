@@ -1,0 +1,44 @@
+// The CPU lowering of the kernel IR: one kir::Kernel becomes one LLVM module (LLVM 19's C++
+// API) holding
+//     void <name>(void* const* buffers, int64_t begin, int64_t end)
+// which computes the points [begin, end) of the kernel's row-major iteration space; buffers are
+// the kernel's inputs then its outputs. This is where CPU decisions live, none of them in the IR:
+//
+//  * Loop structure. The last dimension is the inner loop; the others are recovered from the
+//    row number once per row (division by constants), where every load's base offset and every
+//    index value's base is formed. The inner loop reads each load at base + c * j for its
+//    constant coefficient c (contiguous, invariant, reversed or strided), which LLVM's loop
+//    vectorizer widens to the host's vectors. Buffers are distinct allocations: an inner
+//    function takes them as `noalias` arguments, so no runtime alias checks are needed.
+//  * Scalar semantics are scalar_ir.h's, op by op, with no fast-math: IEEE arithmetic with no
+//    contraction (`fma` is the only fused multiply-add), NaN-propagating max/min, saturating
+//    float -> integer converts (llvm.fptosi.sat), integer division and shifts made total with
+//    selects (x / 0 == -1, INT_MIN / -1 == INT_MIN, amounts >= the width), bool as i1 in
+//    registers and one byte in memory.
+//  * Math. The body is first run through expand_math (math_expand.h): float32 transcendental
+//    ops become arithmetic that vectorizes; what remains calls scalar_runtime.h's functions,
+//    declared pure so unused calls disappear. An expansion's large-argument fallback (sin, cos,
+//    tan beyond kTrigMax) is not computed per element: each row runs a fast loop with the
+//    fallback replaced by the fast path, OR-reducing "some lane needed the fallback", and only
+//    a row where that is true runs again with the exact program (same bits either way).
+//
+// The caller adds the module to a JIT (llvm_jit.h) after setting its target.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "compiler/kernel_ir.h"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace tessera::compiler::cpu {
+
+// The module of kernel k with its entry function called `name`. k must verify().
+std::unique_ptr<llvm::Module> emit_kernel(const kir::Kernel& k, const std::string& name,
+                                          llvm::LLVMContext& ctx);
+
+}  // namespace tessera::compiler::cpu

@@ -1,0 +1,180 @@
+// The LLJIT instance, the O2 pipeline and the kernel cache (llvm_jit.h).
+#include "compiler/cpu/llvm_jit.h"
+
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "compiler/cpu/llvm_codegen.h"
+#include "compiler/scalar_runtime.h"
+#include "runtime/thread_pool.h"
+#include "tessera/errors.h"
+
+namespace tessera::compiler::cpu {
+
+namespace {
+
+constexpr const char* kLayer = "compiler/cpu/llvm_jit";
+
+[[noreturn]] void fail(const std::string& what, llvm::Error e) {
+  throw_internal(kLayer, what + ": " + llvm::toString(std::move(e)));
+}
+
+template <class T>
+T take(llvm::Expected<T> v, const std::string& what) {
+  if (!v) fail(what, v.takeError());
+  return std::move(*v);
+}
+
+struct Jit {
+  std::mutex mu;  // guards everything below (compilation is serialized)
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  bool avx512 = false;
+  std::unordered_map<std::string, std::weak_ptr<CpuKernel::Code>> cache;
+  JitStats stats;
+  int64_t next_id = 0;
+};
+
+Jit& jit() {
+  // Never destroyed: compiled code may be released during exit.
+  static Jit* j = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto* J = new Jit;
+    llvm::orc::JITTargetMachineBuilder jtmb =
+        take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host CPU");
+    jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+    jtmb.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Strict;  // fma only where written
+    J->tm = take(jtmb.createTargetMachine(), "creating the target machine");
+    J->avx512 = J->tm->getTargetFeatureString().contains("+avx512f");
+    J->lljit = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(),
+                    "creating the JIT");
+    llvm::orc::JITDylib& jd = J->lljit->getMainJITDylib();
+    llvm::orc::SymbolMap syms;
+    for (const RuntimeFn& f : runtime_functions())
+      syms[J->lljit->mangleAndIntern(f.symbol)] = llvm::orc::ExecutorSymbolDef(
+          llvm::orc::ExecutorAddr::fromPtr(f.address),
+          llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+    if (llvm::Error e = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
+      fail("defining the runtime functions", std::move(e));
+    // memset/memcpy and libm, should the code generator emit them.
+    jd.addGenerator(take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+                             J->lljit->getDataLayout().getGlobalPrefix()),
+                         "searching the process's symbols"));
+    return J;
+  }();
+  return *j;
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = true;
+  pto.SLPVectorization = true;
+  llvm::PassBuilder pb(tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+  mpm.run(m, mam);
+}
+
+}  // namespace
+
+struct CpuKernel::Code {
+  Entry entry = nullptr;
+  double ms = 0;
+  llvm::orc::ResourceTrackerSP tracker;
+  ~Code() {
+    if (tracker) llvm::consumeError(tracker->remove());
+  }
+};
+
+CpuKernel::CpuKernel(std::shared_ptr<Code> code) : code_(std::move(code)) {}
+
+CpuKernel::Entry CpuKernel::entry() const { return code_->entry; }
+double CpuKernel::compile_ms() const { return code_->ms; }
+
+void CpuKernel::run(std::span<void* const> buffers, int64_t num_points) const {
+  const Entry e = code_->entry;
+  void* const* b = buffers.data();
+  runtime::parallel_for(num_points, runtime::kElementwiseGrain,
+                        [e, b](int64_t lo, int64_t hi) { e(b, lo, hi); });
+}
+
+std::shared_ptr<const CpuKernel> compile_kernel(const kir::Kernel& k) {
+  k.verify();
+  Jit& J = jit();
+  const std::string key = k.signature_text();
+  std::lock_guard<std::mutex> lock(J.mu);
+  if (auto it = J.cache.find(key); it != J.cache.end()) {
+    if (std::shared_ptr<CpuKernel::Code> c = it->second.lock()) {
+      ++J.stats.cache_hits;
+      return std::make_shared<const CpuKernel>(std::move(c));
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string name = "tessera_kernel_" + std::to_string(J.next_id++);
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> m = emit_kernel(k, name, *ctx);
+  m->setDataLayout(J.tm->createDataLayout());
+  m->setTargetTriple(J.tm->getTargetTriple().str());
+  for (llvm::Function& f : *m) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("target-cpu", J.tm->getTargetCPU());
+    f.addFnAttr("target-features", J.tm->getTargetFeatureString());
+    if (J.avx512) f.addFnAttr("prefer-vector-width", "512");
+  }
+  optimize(*m, J.tm.get());
+  auto code = std::make_shared<CpuKernel::Code>();
+  code->tracker = J.lljit->getMainJITDylib().createResourceTracker();
+  if (llvm::Error e = J.lljit->addIRModule(
+          code->tracker, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+    fail("adding kernel " + k.name, std::move(e));
+  const llvm::orc::ExecutorAddr addr = take(J.lljit->lookup(name), "linking kernel " + k.name);
+  code->entry = addr.toPtr<CpuKernel::Entry>();
+  code->ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ++J.stats.compiled;
+  J.stats.compile_ms += code->ms;
+  // Drop expired entries now and then so the table does not grow with dead kernels.
+  if (J.cache.size() > 256)
+    std::erase_if(J.cache, [](const auto& kv) { return kv.second.expired(); });
+  J.cache[key] = code;
+  return std::make_shared<const CpuKernel>(std::move(code));
+}
+
+JitStats jit_stats() {
+  Jit& J = jit();
+  std::lock_guard<std::mutex> lock(J.mu);
+  return J.stats;
+}
+
+std::string jit_target() {
+  Jit& J = jit();
+  std::string s = J.tm->getTargetCPU().str();
+  s += ' ';
+  s += J.tm->getTargetFeatureString().str();
+  return s;
+}
+
+}  // namespace tessera::compiler::cpu

@@ -1,0 +1,399 @@
+// The CPU code generator (compiler/cpu/llvm_codegen.h, llvm_jit.h) against the kernel IR's
+// reference evaluator, bitwise: every scalar op at every type it takes (the builder's own type
+// rules choose the combinations) on random inputs mixed with each type's special values (NaN,
+// infinities, -0, subnormals, INT_MIN, -1, shift amounts past the width), every extern, every
+// float32 expansion, the sin/cos large-argument fallback; loop structure (broadcast, reversed,
+// strided loads, index values, 0-d kernels, chunks that start and end inside rows, the thread
+// pool's split); and the code cache.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/cpu/llvm_jit.h"
+#include "compiler/kernel_ir.h"
+#include "compiler/math_expand.h"
+#include "tessera/errors.h"
+#include "util/test_util.h"
+
+namespace tessera {
+namespace {
+
+using compiler::kir::Affine;
+using compiler::kir::Kernel;
+using scalar::Op;
+
+constexpr DType kTypes[] = {DType::kBool,   DType::kInt8,    DType::kInt16,  DType::kInt32,
+                            DType::kInt64,  DType::kUInt8,   DType::kUInt16, DType::kUInt32,
+                            DType::kUInt64, DType::kFloat32, DType::kFloat64};
+
+// Random bytes of one element of t, one time in four a special value.
+void random_element(DType t, char* out, std::mt19937_64& g, bool small_floats) {
+  const uint64_t r = g();
+  const bool special = g() % 4 == 0;
+  if (t == DType::kBool) {
+    out[0] = static_cast<char>(r & 1);
+    return;
+  }
+  if (t == DType::kFloat32 || t == DType::kFloat64) {
+    double v;
+    if (special) {
+      const double sp[] = {0.0,
+                           -0.0,
+                           std::numeric_limits<double>::infinity(),
+                           -std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN(),
+                           1.0,
+                           -1.0,
+                           0.5,
+                           1e-40,
+                           -3e-39,
+                           1e-310,
+                           65504.0,
+                           3.5e38,
+                           -2.0};
+      v = sp[g() % std::size(sp)];
+    } else if (small_floats || g() % 2 == 0) {
+      v = std::uniform_real_distribution<double>(-6.0, 6.0)(g);
+    } else {
+      v = t == DType::kFloat32 ? static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(r)))
+                               : std::bit_cast<double>(r);
+    }
+    // Quiet NaNs only: the reference evaluator holds values as doubles, which quiets a
+    // signaling NaN (a bitcast of one to an integer would differ in that bit); compiled code
+    // and the eager kernels keep the bits.
+    if (std::isnan(v)) v = std::copysign(std::numeric_limits<double>::quiet_NaN(), v);
+    if (t == DType::kFloat32) {
+      const float f = static_cast<float>(v);
+      std::memcpy(out, &f, 4);
+    } else {
+      std::memcpy(out, &v, 8);
+    }
+    return;
+  }
+  const size_t n = itemsize(t);
+  uint64_t bits = r;
+  if (special) {
+    const int w = static_cast<int>(n * 8);
+    const uint64_t sp[] = {0,
+                           1,
+                           ~uint64_t{0},
+                           uint64_t{1} << (w - 1),
+                           (uint64_t{1} << (w - 1)) - 1,
+                           static_cast<uint64_t>(w),
+                           static_cast<uint64_t>(w - 1),
+                           static_cast<uint64_t>(w + 3)};
+    bits = sp[g() % std::size(sp)];
+  } else if (g() % 2 == 0) {
+    bits = r % 70;  // small values: shift amounts, divisors
+    if (is_signed_integer(t) && (g() & 1)) bits = ~bits + 1;
+  }
+  std::memcpy(out, &bits, n);
+}
+
+struct Buffers {
+  std::vector<std::vector<char>> in, out;
+  std::vector<const void*> in_ptrs() const {
+    std::vector<const void*> p;
+    for (const auto& b : in) p.push_back(b.data());
+    return p;
+  }
+};
+
+Buffers random_buffers(const Kernel& k, std::mt19937_64& g, bool small_floats = false) {
+  Buffers b;
+  for (const auto& t : k.inputs) {
+    b.in.emplace_back(static_cast<size_t>(t.size()) * itemsize(t.dtype));
+    for (int64_t i = 0; i < t.size(); ++i)
+      random_element(t.dtype, b.in.back().data() + static_cast<size_t>(i) * itemsize(t.dtype), g,
+                     small_floats);
+  }
+  for (const auto& t : k.outputs)
+    b.out.emplace_back(static_cast<size_t>(t.size()) * itemsize(t.dtype));
+  return b;
+}
+
+// Element-wise equality; NaNs equal whatever their payload.
+std::string compare_bits(DType t, const std::vector<char>& got, const std::vector<char>& want) {
+  const size_t n = itemsize(t);
+  for (size_t i = 0; i * n < got.size(); ++i) {
+    const char* a = got.data() + i * n;
+    const char* b = want.data() + i * n;
+    if (std::memcmp(a, b, n) == 0) continue;
+    if (t == DType::kFloat32) {
+      float x, y;
+      std::memcpy(&x, a, 4);
+      std::memcpy(&y, b, 4);
+      if (std::isnan(x) && std::isnan(y)) continue;
+      return "element " + std::to_string(i) + ": got " + std::to_string(x) + " want " +
+             std::to_string(y);
+    }
+    if (t == DType::kFloat64) {
+      double x, y;
+      std::memcpy(&x, a, 8);
+      std::memcpy(&y, b, 8);
+      if (std::isnan(x) && std::isnan(y)) continue;
+      return "element " + std::to_string(i) + ": got " + std::to_string(x) + " want " +
+             std::to_string(y);
+    }
+    uint64_t x = 0, y = 0;
+    std::memcpy(&x, a, n);
+    std::memcpy(&y, b, n);
+    return "element " + std::to_string(i) + ": got bits " + std::to_string(x) + " want " +
+           std::to_string(y);
+  }
+  return "";
+}
+
+// Runs k compiled and by the reference evaluator (on its expanded body: the expansions are the
+// eager kernels' bits, which the compiled code must give) and compares.
+void expect_same(const Kernel& k, std::mt19937_64& g, bool small_floats = false) {
+  SCOPED_TRACE(k.text());
+  Buffers b = random_buffers(k, g, small_floats);
+  std::vector<std::vector<char>> want = b.out;
+  Kernel ref = k;
+  ref.body = compiler::expand_math(k.body);
+  std::vector<void*> wp;
+  for (auto& w : want) wp.push_back(w.data());
+  compiler::kir::evaluate(ref, b.in_ptrs(), wp);
+  auto code = compiler::cpu::compile_kernel(k);
+  std::vector<void*> ptrs;
+  for (auto& i : b.in) ptrs.push_back(i.data());
+  for (auto& o : b.out) ptrs.push_back(o.data());
+  code->run(ptrs, k.num_points());
+  for (size_t o = 0; o < want.size(); ++o)
+    EXPECT_EQ(compare_bits(k.outputs[o].dtype, b.out[o], want[o]), "");
+}
+
+// A 1-d kernel of n points computing one op of the program `build` makes from its inputs.
+Kernel elementwise(int64_t n, std::vector<DType> in_types, const scalar::Program& body) {
+  Kernel k;
+  k.name = "op";
+  k.dims = {n};
+  for (size_t i = 0; i < in_types.size(); ++i) {
+    k.inputs.push_back({in_types[i], {n}});
+    k.loads.push_back({static_cast<int32_t>(i), Affine::dim(0, 1)});
+  }
+  for (DType t : body.output_types()) k.outputs.push_back({t, {n}});
+  k.body = body;
+  return k;
+}
+
+TEST(LlvmCodegen, EveryOpAtEveryTypeMatchesTheEvaluator) {
+  std::mt19937_64& g = testing::rng();
+  int kernels = 0;
+  for (int o = 0; o < scalar::kNumOps; ++o) {
+    const Op op = static_cast<Op>(o);
+    if (op == Op::kInput || op == Op::kConst || op == Op::kExtern || op == Op::kConvert ||
+        op == Op::kBitcast || op == Op::kSelect)
+      continue;
+    for (DType t : kTypes) {
+      const int n = scalar::op_arity(op);
+      std::vector<DType> ins(static_cast<size_t>(n), t);
+      const bool cmp = op >= Op::kEq && op <= Op::kGe;
+      scalar::Program p;
+      try {
+        scalar::Builder b(ins);
+        std::vector<scalar::Value> args;
+        for (int i = 0; i < n; ++i) args.push_back(b.input(i));
+        scalar::Value r = b.op(op, args, cmp ? DType::kBool : t);
+        p = std::move(b).finish({&r, 1});
+      } catch (const InternalError&) {
+        continue;  // the op does not take t
+      }
+      SCOPED_TRACE(std::string(scalar::op_name(op)) + " " + std::string(dtype_short_name(t)));
+      // sin/cos beyond kTrigMax: the evaluator rounds a double sin, the kernels call sinf (tested
+      // below); keep float32 sin/cos arguments small here.
+      const bool small = t == DType::kFloat32 && (op == Op::kSin || op == Op::kCos);
+      expect_same(elementwise(1000 + static_cast<int64_t>(g() % 100), ins, p), g, small);
+      ++kernels;
+    }
+  }
+  EXPECT_GT(kernels, 150);
+}
+
+TEST(LlvmCodegen, ConvertsBitcastsSelectsAndExterns) {
+  std::mt19937_64& g = testing::rng();
+  for (DType from : kTypes)
+    for (DType to : kTypes) {
+      SCOPED_TRACE(std::string(dtype_short_name(from)) + " -> " +
+                   std::string(dtype_short_name(to)));
+      const DType ins[] = {from};
+      scalar::Builder b(ins);
+      scalar::Value r = b.convert(b.input(0), to);
+      expect_same(elementwise(777, {from}, std::move(b).finish({&r, 1})), g);
+      if (from != to && from != DType::kBool && to != DType::kBool &&
+          itemsize(from) == itemsize(to)) {
+        scalar::Builder c(ins);
+        scalar::Value s = c.bitcast(c.input(0), to);
+        expect_same(elementwise(777, {from}, std::move(c).finish({&s, 1})), g);
+      }
+    }
+  for (DType t : kTypes) {
+    const DType ins[] = {DType::kBool, t, t};
+    scalar::Builder b(ins);
+    scalar::Value r = b.select(b.input(0), b.input(1), b.input(2));
+    expect_same(elementwise(513, {DType::kBool, t, t}, std::move(b).finish({&r, 1})), g);
+  }
+  for (int f = 0; f < scalar::kNumFns; ++f) {
+    const auto fn = static_cast<scalar::Fn>(f);
+    SCOPED_TRACE(scalar::fn_name(fn));
+    std::vector<DType> ins(static_cast<size_t>(scalar::fn_arity(fn)), DType::kFloat64);
+    scalar::Builder b(ins);
+    std::vector<scalar::Value> args;
+    for (size_t i = 0; i < ins.size(); ++i) args.push_back(b.input(static_cast<int>(i)));
+    scalar::Value r = b.call(fn, args);
+    expect_same(elementwise(300, ins, std::move(b).finish({&r, 1})), g, /*small_floats=*/true);
+  }
+}
+
+TEST(LlvmCodegen, SinCosFallbackBeyondTheReducedRangeIsSinf) {
+  // Arguments beyond kTrigMax take the fallback row (sinf/cosf), mixed with small ones.
+  for (Op op : {Op::kSin, Op::kCos}) {
+    const DType ins[] = {DType::kFloat32};
+    scalar::Builder b(ins);
+    scalar::Value r = b.unary(op, b.input(0));
+    Kernel k = elementwise(4096, {DType::kFloat32}, std::move(b).finish({&r, 1}));
+    std::vector<float> x(4096), y(4096);
+    std::mt19937_64& g = testing::rng();
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = i % 7 == 0 ? std::uniform_real_distribution<float>(1.4e5f, 1e30f)(g)
+                        : std::uniform_real_distribution<float>(-100.f, 100.f)(g);
+    x[5] = std::numeric_limits<float>::quiet_NaN();
+    auto code = compiler::cpu::compile_kernel(k);
+    void* ptrs[] = {x.data(), y.data()};
+    code->run(ptrs, 4096);
+    // The eager kernel: the expansion within range, sinf/cosf beyond.
+    Kernel ref = k;
+    ref.body = compiler::expand_math(k.body);
+    std::vector<float> want(4096);
+    const void* in[] = {x.data()};
+    void* out[] = {want.data()};
+    compiler::kir::evaluate(ref, in, out);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float w = std::fabs(x[i]) > compiler::kTrigMax
+                          ? (op == Op::kSin ? std::sin(x[i]) : std::cos(x[i]))
+                          : want[i];
+      if (std::isnan(w) && std::isnan(y[i])) continue;
+      ASSERT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(w))
+          << scalar::op_name(op) << "(" << x[i] << ")";
+    }
+  }
+}
+
+// A 2-d body over loads of every stride kind and an index value.
+Kernel strided_kernel(int64_t rows, int64_t cols) {
+  Kernel k;
+  k.name = "strided";
+  k.dims = {rows, cols};
+  k.inputs = {{DType::kFloat32, {rows * cols}},      // row-major
+              {DType::kFloat32, {cols}},             // row broadcast
+              {DType::kFloat32, {rows}},             // column broadcast
+              {DType::kFloat32, {rows * cols * 2}},  // stride 2, reversed columns
+              {DType::kInt32, {rows * cols}}};       // transposed
+  const Affine i0 = Affine::dim(0, 2), i1 = Affine::dim(1, 2);
+  k.loads = {{0, i0.scaled(cols) + i1},
+             {1, i1},
+             {2, i0},
+             {3, i0.scaled(2 * cols) + i1.scaled(-2) + Affine::constant(2 * (cols - 1), 2)},
+             {4, i1.scaled(rows) + i0}};
+  k.indices = {{i0.scaled(3) + i1.scaled(-1) + Affine::constant(5, 2)}};
+  const DType ins[] = {DType::kFloat32, DType::kFloat32, DType::kFloat32,
+                       DType::kFloat32, DType::kInt32,   DType::kInt64};
+  scalar::Builder b(ins);
+  scalar::Value s = b.add(b.mul(b.input(0), b.input(1)), b.input(2));
+  s = b.fma(s, b.input(3), b.convert(b.input(4), DType::kFloat32));
+  s = b.add(s, b.convert(b.input(5), DType::kFloat32));
+  scalar::Value m = b.gt(s, b.input(0));
+  scalar::Value outs[] = {s, m};
+  k.body = std::move(b).finish(outs);
+  k.outputs = {{DType::kFloat32, {rows, cols}}, {DType::kBool, {rows, cols}}};
+  k.verify();
+  return k;
+}
+
+TEST(LlvmCodegen, LoopStructureAndChunksInsideRows) {
+  std::mt19937_64& g = testing::rng();
+  for (auto [r, c] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {3, 17}, {64, 5}, {7, 1000}}) {
+    Kernel k = strided_kernel(r, c);
+    expect_same(k, g);
+    // The entry over arbitrary [begin, end) pieces equals one run over everything.
+    Buffers b = random_buffers(k, g);
+    auto code = compiler::cpu::compile_kernel(k);
+    std::vector<void*> ptrs;
+    for (auto& i : b.in) ptrs.push_back(i.data());
+    for (auto& o : b.out) ptrs.push_back(o.data());
+    code->run(ptrs, k.num_points());
+    std::vector<std::vector<char>> whole = b.out;
+    for (auto& o : b.out) std::fill(o.begin(), o.end(), 0);
+    int64_t p = 0;
+    while (p < k.num_points()) {
+      const int64_t q = std::min(k.num_points(), p + 1 + static_cast<int64_t>(g() % 13));
+      code->entry()(ptrs.data(), p, q);
+      p = q;
+    }
+    for (size_t o = 0; o < whole.size(); ++o)
+      EXPECT_EQ(compare_bits(k.outputs[o].dtype, b.out[o], whole[o]), "") << r << "x" << c;
+  }
+}
+
+TEST(LlvmCodegen, ZeroDimensionalAndLargeKernels) {
+  std::mt19937_64& g = testing::rng();
+  // One point: no dimensions.
+  {
+    Kernel k;
+    k.name = "scalar";
+    k.inputs = {{DType::kFloat64, {}}};
+    k.loads = {{0, Affine{}}};
+    k.outputs = {{DType::kFloat64, {}}};
+    const DType ins[] = {DType::kFloat64};
+    scalar::Builder b(ins);
+    scalar::Value r = b.mul(b.input(0), b.constant(3.0, DType::kFloat64));
+    k.body = std::move(b).finish({&r, 1});
+    expect_same(k, g);
+  }
+  // More points than the pool's chunk: split over threads, same bits.
+  {
+    const DType ins[] = {DType::kFloat32};
+    scalar::Builder b(ins);
+    scalar::Value r = b.unary(Op::kTanh, b.unary(Op::kExp, b.input(0)));
+    expect_same(elementwise(300001, {DType::kFloat32}, std::move(b).finish({&r, 1})), g, true);
+  }
+}
+
+TEST(LlvmCodegen, CacheSharesIdenticalKernelsOnly) {
+  auto make = [](double c) {
+    const DType ins[] = {DType::kFloat32};
+    scalar::Builder b(ins);
+    scalar::Value r = b.add(b.input(0), b.constant(c, DType::kFloat32));
+    return elementwise(64, {DType::kFloat32}, std::move(b).finish({&r, 1}));
+  };
+  Kernel a = make(1.0), a2 = make(1.0);
+  a2.name = "another name";  // names do not make kernels different
+  Kernel c = make(static_cast<double>(std::nextafter(1.0f, 2.0f)));  // differs in the last bit
+  const compiler::cpu::JitStats s0 = compiler::cpu::jit_stats();
+  auto ka = compiler::cpu::compile_kernel(a);
+  auto ka2 = compiler::cpu::compile_kernel(a2);
+  auto kc = compiler::cpu::compile_kernel(c);
+  const compiler::cpu::JitStats s1 = compiler::cpu::jit_stats();
+  EXPECT_EQ(ka->entry(), ka2->entry());
+  EXPECT_NE(ka->entry(), kc->entry());
+  EXPECT_EQ(s1.cache_hits - s0.cache_hits, 1);
+  EXPECT_EQ(s1.compiled - s0.compiled, 2);
+  std::vector<float> x(64, 1.0f), y(64);
+  void* ptrs[] = {x.data(), y.data()};
+  kc->run(ptrs, 64);
+  EXPECT_EQ(y[0], 1.0f + std::nextafter(1.0f, 2.0f));
+  std::cerr << "[jit] target " << compiler::cpu::jit_target() << "; mean compile "
+            << s1.compile_ms / static_cast<double>(std::max<int64_t>(1, s1.compiled)) << " ms over "
+            << s1.compiled << " kernels\n";
+}
+
+}  // namespace
+}  // namespace tessera
