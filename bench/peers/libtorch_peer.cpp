@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <torch/types.h>
 #include <torch/version.h>
+#include <functional>
 #include <stdexcept>
 
 namespace tessera::bench::torch_peer {
@@ -24,6 +25,39 @@ double add_1elem_ms(int64_t iters, int warmup, int reps) {
   if (r.item<float>() != x.item<float>() + y.item<float>())
     throw std::runtime_error("libtorch peer: torch::add returned a wrong sum");
   return t.median_ms / static_cast<double>(iters);
+}
+
+double elementwise_ms(const std::string& which, const std::vector<float>& x,
+                      const std::vector<float>& y, int warmup, int reps, std::vector<float>& out) {
+  at::set_num_threads(2);
+  auto tensor = [](const std::vector<float>& v) {
+    return torch::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())},
+                            torch::kFloat32)
+        .clone();
+  };
+  torch::Tensor tx = tensor(x), r;
+  std::function<torch::Tensor()> f;
+  if (which == "tanh_chain") {
+    f = [&] { return torch::tanh(tx * 1.5 + 0.3) * tx; };
+  } else if (which == "gelu_tanh") {
+    f = [&] { return torch::gelu(tx, "tanh"); };
+  } else if (which == "logaddexp") {
+    torch::Tensor ty = tensor(y);
+    f = [tx, ty] { return torch::logaddexp(tx, ty); };
+  } else if (which == "bias_relu") {
+    const auto n = static_cast<int64_t>(y.size() / 2);
+    torch::Tensor t2 = tx.reshape({n, n});
+    torch::Tensor ty = tensor(y);
+    torch::Tensor s = ty.slice(0, 0, n), b = ty.slice(0, n, 2 * n);
+    f = [t2, s, b] { return torch::relu(t2 * s + b); };
+  } else {
+    throw std::runtime_error("libtorch peer: unknown case " + which);
+  }
+  Timing t = time_median([&] { r = f(); }, warmup, reps);
+  r = r.contiguous().reshape({-1});
+  out.assign(r.data_ptr<float>(), r.data_ptr<float>() + r.numel());
+  at::set_num_threads(1);
+  return t.median_ms;
 }
 
 }  // namespace tessera::bench::torch_peer

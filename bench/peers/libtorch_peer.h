@@ -2,6 +2,9 @@
 // Built only when find_package(Torch) succeeds (TESSERA_BENCH_HAVE_TORCH).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "harness.h"
 
 namespace tessera::bench::torch_peer {
@@ -11,5 +14,12 @@ std::string name();
 // torch::add on two 1-element float32 tensors, `iters` calls per timed sample: the per-call
 // timing of the median sample, in ms.
 double add_1elem_ms(int64_t iters, int warmup, int reps);
+
+// The jit suite's fusion cases in libtorch eager mode (2 intra-op threads, as Tessera's pool):
+// `which` is "tanh_chain" (x), "gelu_tanh" (x; torch::gelu's tanh approximation, one fused
+// kernel), "logaddexp" (x, y) or "bias_relu" (x as [n, n], y holding the scale then the bias,
+// each [n]). Returns the median ms and the last result in `out`.
+double elementwise_ms(const std::string& which, const std::vector<float>& x,
+                      const std::vector<float>& y, int warmup, int reps, std::vector<float>& out);
 
 }  // namespace tessera::bench::torch_peer

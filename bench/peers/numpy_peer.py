@@ -100,7 +100,22 @@ def case_concatenate_8x2M(rng):
     return lambda: np.concatenate(xs)
 
 
+# ---- the jit suite's fusion cases (bench/jit_bench.cpp) ----
+def case_gelu_tanh_16M(rng):
+    x = uniform(rng, N16M)
+    c = np.float32(0.7978845608)
+    k = np.float32(0.044715)
+    return lambda: np.float32(0.5) * x * (np.float32(1) + np.tanh(c * (x + k * x * x * x)))
+
+
+def case_bias_relu_4096x4096(rng):
+    x = uniform(rng, N4K * N4K).reshape(N4K, N4K)
+    s, b = uniform(rng, N4K), uniform(rng, N4K)
+    return lambda: np.maximum(x * s + b, np.float32(0))
+
+
 CASES = {"add_16M": case_add_16M, "tanh_chain_16M": case_tanh_chain_16M,
+         "gelu_tanh_16M": case_gelu_tanh_16M, "bias_relu_4096x4096": case_bias_relu_4096x4096,
          "sum_rows_4096x4096": case_sum_rows_4096x4096,
          "transpose_4096x4096": case_transpose_4096x4096,
          "einsum_bhqd_bhkd": case_einsum_bhqd_bhkd, "logaddexp_16M": case_logaddexp_16M,

@@ -41,6 +41,18 @@ std::vector<kir::Affine> identity_point(const Shape& s) {
   return p;
 }
 
+// The point of an operand broadcast NumPy-style to a result whose point is `point`: its
+// dimensions align with the result's last ones; a size-1 dimension is read at 0.
+std::vector<kir::Affine> broadcast_point(const std::vector<kir::Affine>& point, const Shape& s) {
+  std::vector<kir::Affine> p;
+  if (s.empty()) return p;
+  const size_t rank = point.empty() ? 0 : point[0].coeff.size();
+  const size_t lead = point.size() - s.size();
+  for (size_t k = 0; k < s.size(); ++k)
+    p.push_back(s[k] == 1 ? kir::Affine::constant(0, rank) : point[lead + k]);
+  return p;
+}
+
 // Thrown while building a body: equation `eqn` cannot be computed inside the kernel.
 struct CannotCompose {
   size_t eqn;
@@ -166,7 +178,7 @@ class KernelBuilder {
     if (e.primitive->kind == PrimitiveKind::kElementwise) {
       std::vector<scalar::Value> args;
       for (size_t i = 0; i < e.invars.size(); ++i)
-        args.push_back(at(e.invars[i], ins[i].shape.empty() ? std::vector<kir::Affine>{} : point));
+        args.push_back(at(e.invars[i], broadcast_point(point, ins[i].shape)));
       if (collecting()) return {0, out.dtype};
       return splice(scalar_program(*e.primitive, ins, e.params), args);
     }
@@ -243,19 +255,26 @@ bool fusible(const JaxprEqn& e) {
   if (!elementwise && !index_map) return false;
   const Shape& out = e.outvars[0].aval().shape;
   if (!plain_dtype(e.outvars[0].aval().dtype)) return false;
-  // Elementwise: one value per point, every operand at the point or a scalar — and the output
-  // no bigger than the operands (bitcast_convert_type to a narrower type adds a dimension).
-  bool some_full = out.empty();
+  // Elementwise: one value per point, the operands broadcast NumPy-style (right-aligned, size-1
+  // dimensions stretched) to exactly the output — not bigger (bitcast_convert_type to a
+  // narrower type adds a dimension, which is no elementwise map of points).
+  Shape bshape;
   for (const Atom& a : e.invars) {
     const Aval& av = atom_aval(a);
     if (!plain_dtype(av.dtype)) return false;
     if (!elementwise) continue;
-    if (av.shape == out)
-      some_full = true;
-    else if (!av.shape.empty())
-      return false;
+    if (av.shape.size() > bshape.size())
+      bshape.insert(bshape.begin(), av.shape.size() - bshape.size(), 1);
+    const size_t lead = bshape.size() - av.shape.size();
+    for (size_t k = 0; k < av.shape.size(); ++k) {
+      int64_t& d = bshape[lead + k];
+      if (d == 1)
+        d = av.shape[k];
+      else if (av.shape[k] != 1 && av.shape[k] != d)
+        return false;
+    }
   }
-  if (elementwise && !some_full) return false;
+  if (elementwise && bshape != out) return false;
   if (index_map) {
     if (e.invars.size() > 1) return false;  // dynamic starts, several operands: not yet
     const std::vector<Aval> ins = in_avals(e);

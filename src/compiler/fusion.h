@@ -2,7 +2,8 @@
 // from primitive kinds and the families' rules — never from primitive names.
 //
 // An equation is fusible when it has no effects, one result, no 16-bit or extended dtypes, and
-// is either elementwise with a scalar definition or an index map with an index-map rule
+// is either elementwise with a scalar definition (operands broadcasting NumPy-style to
+// exactly its result) or an index map with an index-map rule
 // (index_map.h). Groups grow from consumers to producers, walking the equations backwards: a
 // fusible producer joins its consumers' group when every reader of its result is in that one
 // group and the result is not a program output — so a group is entered only through its root

@@ -106,6 +106,27 @@ TEST(Fusion, ColumnBroadcastOfAScalarAndLiterals) {
       a, c, s);
 }
 
+TEST(Fusion, ImplicitSizeOneBroadcastingFuses) {
+  // jnp broadcasting leaves f32[1,n] and f32[m,1] operands of elementwise equations.
+  Array a = random_array({6, 7}, DType::kFloat32), r = random_array({7}, DType::kFloat32),
+        c = random_array({6, 1}, DType::kFloat32);
+  FusionPlan p = plan_of([](const Array& x, const Array& row,
+                            const Array& col) { return tnp::maximum(x * row + col, 0.0); },
+                         a, r, c);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].kernel.inputs.size(), 3u);
+  EXPECT_EQ(p.groups[0].kernel.dims, (Shape{6, 7}));
+  // bitcast to a narrower type adds a dimension: not an elementwise map of points.
+  Array s = random_array({}, DType::kFloat32);
+  FusionPlan q = plan_of(
+      [](const Array& x) {
+        return lax::bitcast_convert_type(x * 2.0f, DType::kUInt8) +
+               lax::bitcast_convert_type(x, DType::kUInt8);
+      },
+      s);
+  EXPECT_TRUE(q.groups.empty());  // mul and add are separated by the bitcasts
+}
+
 TEST(Fusion, TransposeSliceRevSqueezeCompose) {
   Array a = random_array({5, 1, 6}, DType::kFloat32), b = random_array({3, 4}, DType::kFloat32);
   FusionPlan p = plan_of(
