@@ -31,14 +31,6 @@ namespace {
 constexpr int64_t k16M = int64_t{16} * 1024 * 1024;
 
 // Uniform [-2, 2) float32 values (the NumPy peer draws the same distribution).
-std::vector<float> uniform(int64_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(gen);
-  return v;
-}
-
 Array uniform_array(const tessera::Shape& shape, uint32_t seed) {
   return tnp::array(uniform(tessera::shape_size(shape), seed), shape);
 }

@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include <random>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -190,6 +192,14 @@ void add_numpy_peer(Json& r, const std::string& name, const Options& o, bool sho
   } else {
     r["peer"] = "none";
   }
+}
+
+std::vector<float> uniform(int64_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = dist(gen);
+  return v;
 }
 
 }  // namespace tessera::bench

@@ -26,6 +26,9 @@ struct Options {
 };
 Options parse_options(int argc, char** argv, const std::vector<std::string>& known_cases);
 
+// n float32 values uniform in [-2, 2) from std::mt19937(seed) (NumPy peers draw the same range).
+std::vector<float> uniform(int64_t n, uint32_t seed);
+
 struct Timing {
   double median_ms = 0;
   double min_ms = 0;

@@ -110,14 +110,6 @@ void jit_scan_loop(const Options& o) {
 
 constexpr int64_t k16M = int64_t{16} * 1024 * 1024;
 
-std::vector<float> uniform(int64_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(gen);
-  return v;
-}
-
 using Program = std::function<Array(const std::vector<Array>&)>;
 
 // Largest |a - b| / (1 + |b|), NaNs equal.
