@@ -17,11 +17,31 @@
 // distribution) and libtorch eager (2 threads, in process) — one record per peer. compile_ms is
 // the first jitted call (trace, passes, fusion, LLVM at O2); the results are checked against
 // eager Tessera (bitwise up to NaN payloads: the expansions are the eager kernels' bits) and
-// libtorch (within 1e-5 relative).
+// libtorch (within 1e-5 relative). `gbps` is the essential traffic (inputs read once, the output
+// written once) over tessera_ms; `floor_ms` is that traffic at `floor_gbps`, the bandwidth
+// Tessera's eager add_16M (z = x + y, 16M float32 each, 3 x 64 MB) reaches in the same run
+// (measured once, before the first case that reports it).
 //   jit_tanh_chain_16M      tanh(x * 1.5 + 0.3) * x, float32, 16M elements
 //   jit_gelu_tanh_16M       0.5 x (1 + tanh(0.79788456 (x + 0.044715 x^3))); torch::gelu(tanh)
 //   jit_logaddexp_16M       jnp.logaddexp(x, y)
 //   jit_bias_relu_4096x4096 maximum(x * s + b, 0) with s, b rows broadcast over [4096, 4096]
+// Row reductions, written with tnp/lax as jax.nn writes them; fused stages fold in the eager
+// reduction kernel's order, so these are checked bitwise against eager Tessera too:
+//   jit_softmax_rows_4096x4096  m = max(x, 1, keepdims); e = exp(x - m); e / sum(e, 1, keepdims)
+//                               over float32 [4096, 4096]; torch::softmax(x, 1)
+//   jit_layernorm_8192x1024     (x - mean) * rsqrt(var + 1e-5) * gamma + beta over float32
+//                               [8192, 1024] rows (mean, var = mean(square(x - mean)) of each
+//                               row; gamma, beta [1024]); torch::layer_norm(x, {1024}, gamma,
+//                               beta, 1e-5)
+//
+//   jit_compile_small  cold compile: jit(f)(x) on a new jit(f) with f a 10-op elementwise chain
+//                      (mul, add, tanh, mul, exp, maximum, sub, mul, tanh, add) of one float32
+//                      [1024] x, its constant c = 1 + k * 1e-3 different in every repetition k
+//                      (warm-ups included), so the kernel cache (keyed by kernel text) misses
+//                      and each call traces, runs the passes, fuses, compiles with LLVM and runs
+//                      once (tessera_ms, median of at least 21). No peer. kernel_cached_ms: the
+//                      same on a second new jit(f) of the same c while the first is alive (its
+//                      kernel comes from the cache: trace, passes and fusion only).
 #include <cmath>
 #include <functional>
 #include <iostream>
@@ -123,9 +143,31 @@ double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return m;
 }
 
+// The bandwidth Tessera's eager add_16M reaches in this run (GB/s of bytes read and written),
+// measured on the first call.
+double streaming_gbps(const Options& o) {
+  static const double gbps = [&] {
+    Array x = tnp::array(uniform(k16M, 1), {k16M}), y = tnp::array(uniform(k16M, 2), {k16M});
+    Array z;
+    Timing t = time_median(
+        [&] {
+          z = x + y;
+          z.block_until_ready();
+        },
+        o.warmup, o.reps);
+    return 3.0 * k16M * 4 / (t.median_ms * 1e6);
+  }();
+  return gbps;
+}
+
+// The jitted result must equal eager Tessera's bitwise (NaNs equal). torch_rows: 0 =
+// torch_peer::elementwise_ms(torch_case, hx, hy); otherwise torch_peer::rows_ms(torch_case, hx as
+// [torch_rows, ...], hy).
 void fusion_case(const Options& o, const std::string& name, const std::string& numpy_case,
                  const std::string& torch_case, const Program& f, std::vector<Array> args,
-                 const std::vector<float>& hx, const std::vector<float>& hy, double bytes) {
+                 const std::vector<float>& hx, const std::vector<float>& hy, double bytes,
+                 int64_t torch_rows = 0) {
+  const double floor_gbps = streaming_gbps(o);
   auto jf = tessera::jit(f);
   const auto t0 = std::chrono::steady_clock::now();
   Array first = jf(args);
@@ -164,6 +206,8 @@ void fusion_case(const Options& o, const std::string& name, const std::string& n
   eager["peer"] = "Tessera eager (no fusion)";
   eager["peer_ms"] = te.median_ms;
   eager["gbps"] = bytes / (tj.median_ms * 1e6);
+  eager["floor_ms"] = bytes / (floor_gbps * 1e6);
+  eager["floor_gbps"] = floor_gbps;
   eager["compile_ms"] = compile_ms;
   emit(eager);
   Json np = base();
@@ -171,7 +215,9 @@ void fusion_case(const Options& o, const std::string& name, const std::string& n
   emit(np);
 #ifdef TESSERA_BENCH_HAVE_TORCH
   std::vector<float> tout;
-  const double tms = torch_peer::elementwise_ms(torch_case, hx, hy, o.warmup, o.reps, tout);
+  const double tms =
+      torch_rows ? torch_peer::rows_ms(torch_case, hx, torch_rows, hy, o.warmup, o.reps, tout)
+                 : torch_peer::elementwise_ms(torch_case, hx, hy, o.warmup, o.reps, tout);
   Json tr = base();
   tr["peer"] = torch_peer::name();
   tr["peer_ms"] = tms;
@@ -182,6 +228,7 @@ void fusion_case(const Options& o, const std::string& name, const std::string& n
   (void)torch_case;
   (void)hx;
   (void)hy;
+  (void)torch_rows;
 #endif
 }
 
@@ -219,18 +266,104 @@ void fusion_cases(const Options& o) {
         [](const std::vector<Array>& a) { return tnp::maximum(a[0] * a[1] + a[2], 0.0); },
         {tnp::array(hx, {n, n}), tnp::array(s, {n}), tnp::array(b, {n})}, hx, hy, 2.0 * n * n * 4);
   }
+  if (o.wants("jit_softmax_rows_4096x4096")) {
+    const int64_t n = 4096;
+    std::vector<float> hx = uniform(n * n, 9);
+    fusion_case(
+        o, "jit_softmax_rows_4096x4096", "softmax_rows_4096x4096", "softmax_rows",
+        [](const std::vector<Array>& a) {
+          const Array& x = a[0];
+          Array e = tnp::exp(x - tnp::max(x, 1, true));
+          return e / tnp::sum(e, 1, true);
+        },
+        {tnp::array(hx, {n, n})}, hx, {}, 2.0 * n * n * 4, n);
+  }
+  if (o.wants("jit_layernorm_8192x1024")) {
+    const int64_t rows = 8192, cols = 1024;
+    std::vector<float> hx = uniform(rows * cols, 10), hy = uniform(2 * cols, 11);
+    std::vector<float> gamma(hy.begin(), hy.begin() + cols), beta(hy.begin() + cols, hy.end());
+    fusion_case(
+        o, "jit_layernorm_8192x1024", "layernorm_8192x1024", "layernorm",
+        [](const std::vector<Array>& a) {
+          const Array& x = a[0];
+          Array d = x - tnp::mean(x, 1, true);
+          Array var = tnp::mean(tnp::square(d), 1, true);
+          return d * tessera::lax::rsqrt(var + 1e-5) * a[1] + a[2];
+        },
+        {tnp::array(hx, {rows, cols}), tnp::array(gamma, {cols}), tnp::array(beta, {cols})}, hx, hy,
+        (2.0 * rows * cols + 2.0 * cols) * 4, rows);
+  }
+}
+
+// The 10-op chain of jit_compile_small with its constant c.
+Array small_chain(const Array& x, double c) {
+  Array y = tnp::tanh(x * c + 0.5) * x;
+  y = tnp::maximum(tnp::exp(y), c);
+  y = tnp::tanh((y - 1.0) * 0.25);
+  return y + x;
+}
+
+void jit_compile_small(const Options& o) {
+  const int reps = std::max(o.reps, 21);
+  const int64_t n = 1024;
+  Array x = tnp::array(uniform(n, 12), {n});
+  int k = 0;  // repetitions so far, warm-ups included: each gets its own constant
+  double c = 1.0;
+  Array r;
+  // The jitted functions stay alive until the end, so that no timed call also pays for
+  // removing a kernel from the JIT.
+  std::vector<std::function<Array(const Array&)>> alive;
+  // One cold call: a new jit(f) whose constant no kernel compiled before had.
+  auto cold = [&] {
+    c = 1.0 + 1e-3 * k++;
+    const double cc = c;
+    auto jf = tessera::jit([cc](const Array& v) { return small_chain(v, cc); });
+    r = jf(x);
+    r.block_until_ready();
+    alive.emplace_back(std::move(jf));
+  };
+  cold();
+  if (r.to_vector<float>() != small_chain(x, c).to_vector<float>())
+    throw std::runtime_error("jit_compile_small: jit(f) differs from f");
+  Timing tc = time_median(cold, o.warmup, reps);
+  // The same with a live jit(f) of the same constant: its kernel is in the cache.
+  std::vector<double> cached;
+  for (int i = 0; i < o.warmup + reps; ++i) {
+    const double cc = 1.0 + 1e-3 * k++;
+    auto f = [cc](const Array& v) { return small_chain(v, cc); };
+    auto keep = tessera::jit(f);
+    keep(x).block_until_ready();
+    auto jf = tessera::jit(f);
+    const auto t0 = std::chrono::steady_clock::now();
+    r = jf(x);
+    r.block_until_ready();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (i >= o.warmup) cached.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  Json rec;
+  rec["bench"] = "jit";
+  rec["case"] = "jit_compile_small";
+  rec["tessera_ms"] = tc.median_ms;
+  rec["peer"] = "none (cold trace + compile + one run of a 10-op float32[1024] chain)";
+  rec["tessera_min_ms"] = tc.min_ms;
+  rec["kernel_cached_ms"] = summarize(cached).median_ms;
+  rec["reps"] = reps;
+  emit(rec);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o = parse_options(argc, argv,
-                            {"jit_call_overhead", "jit_scan_loop", "jit_tanh_chain_16M",
-                             "jit_gelu_tanh_16M", "jit_logaddexp_16M", "jit_bias_relu_4096x4096"});
+  Options o =
+      parse_options(argc, argv,
+                    {"jit_call_overhead", "jit_scan_loop", "jit_tanh_chain_16M",
+                     "jit_gelu_tanh_16M", "jit_logaddexp_16M", "jit_bias_relu_4096x4096",
+                     "jit_softmax_rows_4096x4096", "jit_layernorm_8192x1024", "jit_compile_small"});
   try {
     if (o.wants("jit_call_overhead")) jit_call_overhead(o);
     if (o.wants("jit_scan_loop")) jit_scan_loop(o);
     fusion_cases(o);
+    if (o.wants("jit_compile_small")) jit_compile_small(o);
   } catch (const std::exception& e) {
     std::cerr << "bench_jit: " << e.what() << "\n";
     return 1;

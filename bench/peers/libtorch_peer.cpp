@@ -27,15 +27,32 @@ double add_1elem_ms(int64_t iters, int warmup, int reps) {
   return t.median_ms / static_cast<double>(iters);
 }
 
+namespace {
+
+// A float32 tensor of its own holding v.
+torch::Tensor tensor(const std::vector<float>& v) {
+  return torch::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())},
+                          torch::kFloat32)
+      .clone();
+}
+
+// Times f (2 intra-op threads), leaves its last result in `out` and returns the median ms.
+double time_case(const std::function<torch::Tensor()>& f, int warmup, int reps,
+                 std::vector<float>& out) {
+  at::set_num_threads(2);
+  torch::Tensor r;
+  Timing t = time_median([&] { r = f(); }, warmup, reps);
+  r = r.contiguous().reshape({-1});
+  out.assign(r.data_ptr<float>(), r.data_ptr<float>() + r.numel());
+  at::set_num_threads(1);
+  return t.median_ms;
+}
+
+}  // namespace
+
 double elementwise_ms(const std::string& which, const std::vector<float>& x,
                       const std::vector<float>& y, int warmup, int reps, std::vector<float>& out) {
-  at::set_num_threads(2);
-  auto tensor = [](const std::vector<float>& v) {
-    return torch::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())},
-                            torch::kFloat32)
-        .clone();
-  };
-  torch::Tensor tx = tensor(x), r;
+  torch::Tensor tx = tensor(x);
   std::function<torch::Tensor()> f;
   if (which == "tanh_chain") {
     f = [&] { return torch::tanh(tx * 1.5 + 0.3) * tx; };
@@ -53,11 +70,25 @@ double elementwise_ms(const std::string& which, const std::vector<float>& x,
   } else {
     throw std::runtime_error("libtorch peer: unknown case " + which);
   }
-  Timing t = time_median([&] { r = f(); }, warmup, reps);
-  r = r.contiguous().reshape({-1});
-  out.assign(r.data_ptr<float>(), r.data_ptr<float>() + r.numel());
-  at::set_num_threads(1);
-  return t.median_ms;
+  return time_case(f, warmup, reps, out);
+}
+
+double rows_ms(const std::string& which, const std::vector<float>& x, int64_t rows,
+               const std::vector<float>& p, int warmup, int reps, std::vector<float>& out) {
+  const auto cols = static_cast<int64_t>(x.size()) / rows;
+  torch::Tensor tx = tensor(x).reshape({rows, cols});
+  std::function<torch::Tensor()> f;
+  if (which == "softmax_rows") {
+    f = [tx] { return torch::softmax(tx, 1); };
+  } else if (which == "layernorm") {
+    torch::Tensor tp = tensor(p);
+    torch::Tensor gamma = tp.slice(0, 0, cols).contiguous();
+    torch::Tensor beta = tp.slice(0, cols, 2 * cols).contiguous();
+    f = [tx, gamma, beta, cols] { return torch::layer_norm(tx, {cols}, gamma, beta, 1e-5); };
+  } else {
+    throw std::runtime_error("libtorch peer: unknown case " + which);
+  }
+  return time_case(f, warmup, reps, out);
 }
 
 }  // namespace tessera::bench::torch_peer

@@ -22,4 +22,11 @@ double add_1elem_ms(int64_t iters, int warmup, int reps);
 double elementwise_ms(const std::string& which, const std::vector<float>& x,
                       const std::vector<float>& y, int warmup, int reps, std::vector<float>& out);
 
+// The jit suite's row cases in libtorch eager mode (2 intra-op threads), x as [rows, cols]:
+// `which` is "softmax_rows" (torch::softmax(x, 1)) or "layernorm" (torch::layer_norm(x, {cols},
+// gamma, beta, 1e-5), p holding gamma then beta, each [cols]). Returns the median ms and the last
+// result in `out`.
+double rows_ms(const std::string& which, const std::vector<float>& x, int64_t rows,
+               const std::vector<float>& p, int warmup, int reps, std::vector<float>& out);
+
 }  // namespace tessera::bench::torch_peer

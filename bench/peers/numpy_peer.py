@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""NumPy peer for the `eager` and `numpy_ops` suites (bench/eager_bench.cpp, numpy_ops_bench.cpp).
+"""NumPy peer for the `eager`, `numpy_ops` and `jit` suites (bench/*_bench.cpp).
 
 Times one case written as a NumPy user writes it (allocating results, Python scalars), with
 the same sizes, dtype and value range as the Tessera side, a warm-up, then the median of N
@@ -114,12 +114,36 @@ def case_bias_relu_4096x4096(rng):
     return lambda: np.maximum(x * s + b, np.float32(0))
 
 
+def case_softmax_rows_4096x4096(rng):
+    x = uniform(rng, N4K * N4K).reshape(N4K, N4K)
+
+    def softmax():  # jax.nn.softmax's formula over the last axis
+        e = np.exp(x - np.max(x, axis=1, keepdims=True))
+        return e / np.sum(e, axis=1, keepdims=True)
+    return softmax
+
+
+def case_layernorm_8192x1024(rng):
+    rows, cols = 8192, 1024
+    x = uniform(rng, rows * cols).reshape(rows, cols)
+    gamma, beta = uniform(rng, cols), uniform(rng, cols)
+    eps = np.float32(1e-5)
+
+    def layernorm():  # NumPy has no rsqrt: 1 / sqrt
+        d = x - np.mean(x, axis=1, keepdims=True)
+        var = np.mean(np.square(d), axis=1, keepdims=True)
+        return d * (np.float32(1) / np.sqrt(var + eps)) * gamma + beta
+    return layernorm
+
+
 CASES = {"add_16M": case_add_16M, "tanh_chain_16M": case_tanh_chain_16M,
          "gelu_tanh_16M": case_gelu_tanh_16M, "bias_relu_4096x4096": case_bias_relu_4096x4096,
          "sum_rows_4096x4096": case_sum_rows_4096x4096,
          "transpose_4096x4096": case_transpose_4096x4096,
          "einsum_bhqd_bhkd": case_einsum_bhqd_bhkd, "logaddexp_16M": case_logaddexp_16M,
-         "concatenate_8x2M": case_concatenate_8x2M}
+         "concatenate_8x2M": case_concatenate_8x2M,
+         "softmax_rows_4096x4096": case_softmax_rows_4096x4096,
+         "layernorm_8192x1024": case_layernorm_8192x1024}
 
 
 def blas_library():

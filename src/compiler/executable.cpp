@@ -238,7 +238,7 @@ class FusedThunk final : public Thunk {
       ptrs.push_back(const_cast<void*>(buffers[o.buffer].raw_data("jit")));
     Array r = empty_array(out_aval_, "jit", ctx.device);
     ptrs.push_back(r.buffer("jit")->data());
-    code_->run(ptrs, kernel_.num_points());
+    code_->run(ptrs, kernel_.num_outer());
     if (out_ >= 0) buffers[out_] = std::move(r);
   }
 

@@ -2,6 +2,8 @@
 #include "compiler/fusion.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,6 +12,7 @@
 #include <unordered_set>
 
 #include "compiler/index_map.h"
+#include "compiler/reduce_rule.h"
 #include "tessera/errors.h"
 
 namespace tessera::compiler {
@@ -53,13 +56,57 @@ std::vector<kir::Affine> broadcast_point(const std::vector<kir::Affine>& point, 
   return p;
 }
 
+// Longer reductions stay eager: up to this length the eager kernel folds a row in one piece
+// (reduce_contig), in the order a stage reproduces (cpu/llvm_codegen.h); beyond, it splits
+// rows into chunks over threads.
+constexpr int64_t kMaxFusedReduction = int64_t{1} << 15;
+
+// The reduction equation e folds: its info when e is a fusible reduction over trailing axes.
+std::optional<ReductionInfo> trailing_reduction(const JaxprEqn& e) {
+  const Primitive& p = *e.primitive;
+  if (p.kind != PrimitiveKind::kReduction || e.invars.size() != 1) return std::nullopt;
+  const ReductionRule* rule = reduction_rule(p);
+  if (rule == nullptr) return std::nullopt;
+  const std::vector<Aval> ins = in_avals(e);
+  std::optional<ReductionInfo> info = (*rule)(ins, e.outvars[0].aval(), e.params);
+  if (!info || info->axes.empty()) return std::nullopt;
+  const Shape& x = ins[0].shape;
+  const int64_t r = static_cast<int64_t>(x.size());
+  for (int64_t& a : info->axes)
+    if (a < 0) a += r;
+  std::sort(info->axes.begin(), info->axes.end());
+  int64_t inner = 1;
+  for (size_t k = 0; k < info->axes.size(); ++k) {
+    if (info->axes[k] != r - static_cast<int64_t>(info->axes.size()) + static_cast<int64_t>(k))
+      return std::nullopt;
+    inner *= x[static_cast<size_t>(info->axes[k])];
+  }
+  const Shape outer(x.begin(), x.end() - static_cast<std::ptrdiff_t>(info->axes.size()));
+  if (outer != e.outvars[0].aval().shape || inner > kMaxFusedReduction) return std::nullopt;
+  return info;
+}
+
+// Whether a value of shape s, read in a space of shape `space`, is constant along the space's
+// trailing dimensions (s without its trailing unit dimensions is a prefix of the space): then
+// the code generator computes it once per row (it is invariant in the inner loop), so an
+// expensive value may join although the space has more points than it has elements.
+bool row_prefix(const Shape& s, const Shape& space) {
+  size_t n = s.size();
+  while (n > 0 && s[n - 1] == 1) --n;
+  if (n >= space.size()) return false;
+  for (size_t d = 0; d < n; ++d)
+    if (s[d] != space[d]) return false;
+  return true;
+}
+
 // Thrown while building a body: equation `eqn` cannot be computed inside the kernel.
 struct CannotCompose {
   size_t eqn;
 };
 
-// Builds one group's kernel. The body is built twice by the same walk: first to collect the
-// loads and index values (the builder needs its inputs up front), then to emit the program.
+// Builds one group's kernel. Each body (the kernel's, each stage's) is built twice by the same
+// walk: first to collect the loads and index values (the builder needs its inputs up front) —
+// which builds the stages of the reductions it reaches — then to emit the program.
 class KernelBuilder {
  public:
   KernelBuilder(const Jaxpr& j, const std::unordered_map<uint64_t, size_t>& producer,
@@ -69,36 +116,87 @@ class KernelBuilder {
   FusionGroup build(std::vector<size_t> members) {
     const JaxprEqn& root = j_.eqns[members.back()];
     const Var& out = root.outvars[0];
-    dims_ = out.aval().shape;
-    walk(out);  // collect
-    std::vector<DType> types;
-    for (const kir::Load& l : loads_)
-      types.push_back(inputs_[static_cast<size_t>(l.param)].aval().dtype);
-    for (size_t k = 0; k < indices_.size(); ++k) types.push_back(DType::kInt64);
-    scalar::Builder b(types);
-    builder_ = &b;
-    memo_.clear();
-    const scalar::Value r = walk(out);
+    std::vector<kir::Affine> root_point;
+    // The space: a reduction root's (else the first reduction's) result dimensions, then the
+    // ones it folds; a reduction that folds another space is split off by CannotCompose.
+    std::vector<size_t> order{members.back()};
+    order.insert(order.end(), members.begin(), members.end() - 1);
+    for (size_t m : order) {
+      if (!trailing_reduction(j_.eqns[m])) continue;
+      const Shape& x = atom_aval(j_.eqns[m].invars[0]).shape;
+      const Shape& r = j_.eqns[m].outvars[0].aval().shape;
+      dims_ = x;
+      outer_ = r.size();
+      if (out.aval().shape == r) {
+        row_outputs_ = true;
+        for (size_t d = 0; d < outer_; ++d) root_point.push_back(kir::Affine::dim(d, x.size()));
+      } else if (out.aval().shape == x) {
+        root_point = identity_point(x);
+      } else {
+        throw CannotCompose{m};
+      }
+      break;
+    }
+    if (outer_ == SIZE_MAX) {
+      dims_ = out.aval().shape;
+      outer_ = dims_.size();
+      root_point = identity_point(dims_);
+    }
+    Phase final_phase;
+    scalar::Program body =
+        phase(final_phase, [&] { return std::vector<scalar::Value>{at(Atom(out), root_point)}; });
     FusionGroup g;
     g.members = std::move(members);
-    g.kernel.name = "fusion." + std::to_string(group_);
-    g.kernel.dims = dims_;
-    for (const Var& v : inputs_) g.kernel.inputs.push_back({v.aval().dtype, v.aval().shape});
-    g.kernel.outputs.push_back({out.aval().dtype, out.aval().shape});
-    g.kernel.loads = loads_;
-    g.kernel.indices = indices_;
-    g.kernel.body = std::move(b).finish({&r, 1});
-    g.kernel.verify();
-    g.kernel = g.kernel.collapsed();
-    g.kernel.verify();
+    kir::Kernel& k = g.kernel;
+    k.name = "fusion." + std::to_string(group_);
+    k.dims = dims_;
+    k.inner = dims_.size() - outer_;
+    k.row_outputs = row_outputs_;
+    k.stages = std::move(stages_);
+    for (const Var& v : inputs_) k.inputs.push_back({v.aval().dtype, v.aval().shape});
+    k.outputs.push_back({out.aval().dtype, out.aval().shape});
+    k.loads = std::move(final_phase.loads);
+    k.indices = std::move(final_phase.indices);
+    k.body = std::move(body);
+    k.verify();
+    k = k.collapsed();
+    k.verify();
     g.inputs = inputs_;
     return g;
   }
 
  private:
-  scalar::Value walk(const Var& root) { return at(Atom(root), identity_point(dims_)); }
+  // One body being built: its loads and index values, values computed at a point.
+  struct Phase {
+    std::vector<kir::Load> loads;
+    std::vector<kir::IndexValue> indices;
+    std::unordered_map<std::string, scalar::Value> memo;
+    scalar::Builder* builder = nullptr;  // null while collecting
+  };
 
-  bool collecting() const { return builder_ == nullptr; }
+  // Builds one body by running `walk` twice (collect, emit) with `ph` current.
+  scalar::Program phase(Phase& ph, const std::function<std::vector<scalar::Value>()>& walk) {
+    Phase* saved = ph_;
+    ph_ = &ph;
+    walk();  // collect: fixes the loads, index values and the stages it needs
+    std::vector<DType> types;
+    for (const kir::Load& l : ph.loads)
+      types.push_back(inputs_[static_cast<size_t>(l.param)].aval().dtype);
+    for (size_t k = 0; k < ph.indices.size(); ++k) types.push_back(DType::kInt64);
+    types.insert(types.end(), row_types_.begin(), row_types_.end());
+    rows_visible_.push_back(row_types_.size());
+    scalar::Builder b(types);
+    ph.builder = &b;
+    ph.memo.clear();
+    const std::vector<scalar::Value> r = walk();
+    scalar::Program p = std::move(b).finish(r);
+    ph.builder = nullptr;
+    rows_visible_.pop_back();
+    ph_ = saved;
+    return p;
+  }
+
+  bool collecting() const { return ph_->builder == nullptr; }
 
   static std::string key(uint64_t id, std::span<const kir::Affine> point) {
     std::string k = std::to_string(id);
@@ -126,27 +224,30 @@ class KernelBuilder {
   // The body input of a load (collect: registers it).
   scalar::Value load(const Var& v, const kir::Affine& index) {
     kir::Load l{param_of(v), over_dims(index)};
+    std::vector<kir::Load>& loads = ph_->loads;
     size_t k = 0;
-    while (k < loads_.size() && !(loads_[k] == l)) ++k;
-    if (k == loads_.size()) {
+    while (k < loads.size() && !(loads[k] == l)) ++k;
+    if (k == loads.size()) {
       if (!collecting())
         throw_internal("compiler/fusion", "a load appeared only in the emitting walk");
-      loads_.push_back(l);
+      loads.push_back(l);
     }
-    return collecting() ? scalar::Value{0, v.aval().dtype} : builder_->input(static_cast<int>(k));
+    return collecting() ? scalar::Value{0, v.aval().dtype}
+                        : ph_->builder->input(static_cast<int>(k));
   }
 
   scalar::Value index_value(const kir::Affine& a) {
     kir::IndexValue iv{over_dims(a)};
+    std::vector<kir::IndexValue>& indices = ph_->indices;
     size_t k = 0;
-    while (k < indices_.size() && !(indices_[k] == iv)) ++k;
-    if (k == indices_.size()) {
+    while (k < indices.size() && !(indices[k] == iv)) ++k;
+    if (k == indices.size()) {
       if (!collecting())
         throw_internal("compiler/fusion", "an index value appeared only in the emitting walk");
-      indices_.push_back(iv);
+      indices.push_back(iv);
     }
     return collecting() ? scalar::Value{0, DType::kInt64}
-                        : builder_->input(static_cast<int>(loads_.size() + k));
+                        : ph_->builder->input(static_cast<int>(ph_->loads.size() + k));
   }
 
   bool member(const Var& v) const {
@@ -159,22 +260,59 @@ class KernelBuilder {
       const DType t = lit->aval().dtype;
       if (collecting()) return {0, t};
       const scalar::ScalarValue v = kir::read_element(lit->value().raw_data("jit"), t, 0);
-      return builder_->constant_bits(v.bits, t);
+      return ph_->builder->constant_bits(v.bits, t);
     }
     const Var& v = std::get<Var>(a);
     if (!member(v)) return load(v, linear_offset(point, v.aval().shape));
     const std::string k = key(v.id(), point);
-    if (auto it = memo_.find(k); it != memo_.end()) return it->second;
+    if (auto it = ph_->memo.find(k); it != ph_->memo.end()) return it->second;
     const size_t m = producer_.at(v.id());
     const scalar::Value r = eqn_at(m, point);
-    memo_.emplace(k, r);
+    ph_->memo.emplace(k, r);
     return r;
+  }
+
+  // A reduction member read at `point`: its row value, the stage computing it built on first
+  // use. It must be read at the outer point itself and fold exactly the kernel's inner
+  // dimensions.
+  scalar::Value reduction_at(size_t m, const ReductionInfo& info,
+                             const std::vector<kir::Affine>& point) {
+    const JaxprEqn& e = j_.eqns[m];
+    const Var& res = e.outvars[0];
+    const Shape& x = atom_aval(e.invars[0]).shape;
+    bool ok = x == dims_ && res.aval().shape.size() == outer_ && point.size() == outer_;
+    for (size_t d = 0; ok && d < outer_; ++d)
+      ok = over_dims(point[d]) == kir::Affine::dim(d, dims_.size());
+    if (!ok) throw CannotCompose{m};
+    auto it = row_of_.find(res.id());
+    if (it == row_of_.end()) {
+      if (!collecting())
+        throw_internal("compiler/fusion", "a reduction appeared only in the emitting walk");
+      Phase st;
+      scalar::Program body = phase(
+          st, [&] { return std::vector<scalar::Value>{at(e.invars[0], identity_point(dims_))}; });
+      const DType t = res.aval().dtype;
+      stages_.push_back(kir::Stage{
+          std::move(st.loads), std::move(st.indices), std::move(body), {kir::Reducer{info.op, t}}});
+      it = row_of_.emplace(res.id(), row_types_.size()).first;
+      row_types_.push_back(res.aval().dtype);
+    }
+    if (collecting()) return {0, res.aval().dtype};
+    if (it->second >= rows_visible_.back())
+      throw_internal("compiler/fusion", "a row value read before its stage");
+    return ph_->builder->input(
+        static_cast<int>(ph_->loads.size() + ph_->indices.size() + it->second));
   }
 
   scalar::Value eqn_at(size_t m, const std::vector<kir::Affine>& point) {
     const JaxprEqn& e = j_.eqns[m];
     const std::vector<Aval> ins = in_avals(e);
     const Aval& out = e.outvars[0].aval();
+    if (e.primitive->kind == PrimitiveKind::kReduction) {
+      const std::optional<ReductionInfo> info = trailing_reduction(e);
+      if (!info) throw CannotCompose{m};
+      return reduction_at(m, *info, point);
+    }
     if (e.primitive->kind == PrimitiveKind::kElementwise) {
       std::vector<scalar::Value> args;
       for (size_t i = 0; i < e.invars.size(); ++i)
@@ -199,7 +337,7 @@ class KernelBuilder {
       case IndexMapResult::Kind::kIndex: {
         const scalar::Value i = index_value(r->value);
         if (collecting()) return {0, out.dtype};
-        return out.dtype == DType::kInt64 ? i : builder_->convert(i, out.dtype);
+        return out.dtype == DType::kInt64 ? i : ph_->builder->convert(i, out.dtype);
       }
     }
     throw_internal("compiler/fusion", "unknown index-map result");
@@ -207,7 +345,7 @@ class KernelBuilder {
 
   // Emits program p's instructions with its inputs bound to args.
   scalar::Value splice(const scalar::Program& p, std::span<const scalar::Value> args) {
-    scalar::Builder& b = *builder_;
+    scalar::Builder& b = *ph_->builder;
     std::vector<scalar::Value> val(p.instrs.size());
     for (size_t i = 0; i < p.instrs.size(); ++i) {
       const scalar::Instr& in = p.instrs[i];
@@ -238,11 +376,14 @@ class KernelBuilder {
   const std::vector<int32_t>& group_of_;
   int32_t group_;
   Shape dims_;
-  scalar::Builder* builder_ = nullptr;
+  size_t outer_ = SIZE_MAX;  // parallel dimensions of dims_
+  bool row_outputs_ = false;
+  Phase* ph_ = nullptr;
   std::vector<Var> inputs_;
-  std::vector<kir::Load> loads_;
-  std::vector<kir::IndexValue> indices_;
-  std::unordered_map<std::string, scalar::Value> memo_;
+  std::vector<kir::Stage> stages_;
+  std::unordered_map<uint64_t, size_t> row_of_;  // reduction result -> its row value
+  std::vector<DType> row_types_;
+  std::vector<size_t> rows_visible_;  // per body being emitted: row values it may read
 };
 
 }  // namespace
@@ -252,6 +393,9 @@ bool fusible(const JaxprEqn& e) {
   const Primitive& p = *e.primitive;
   const bool elementwise = p.kind == PrimitiveKind::kElementwise && p.scalar.rule;
   const bool index_map = p.kind == PrimitiveKind::kIndexMap && index_map_rule(p) != nullptr;
+  if (p.kind == PrimitiveKind::kReduction)
+    return plain_dtype(e.outvars[0].aval().dtype) && plain_dtype(atom_aval(e.invars.at(0)).dtype) &&
+           trailing_reduction(e).has_value();
   if (!elementwise && !index_map) return false;
   const Shape& out = e.outvars[0].aval().shape;
   if (!plain_dtype(e.outvars[0].aval().dtype)) return false;
@@ -307,6 +451,7 @@ FusionPlan plan_fusion(const Jaxpr& j) {
     std::vector<int32_t> group_of(n, -1);
     std::vector<std::vector<size_t>> members;
     std::vector<int64_t> root_points;
+    std::vector<Shape> space;  // per group: the shape its kernel iterates over
     for (size_t k = n; k-- > 0;) {
       if (!can[k]) continue;
       const Var& v = j.eqns[k].outvars[0];
@@ -316,15 +461,22 @@ FusionPlan plan_fusion(const Jaxpr& j) {
         g = group_of[rd->second.front()];
         for (size_t u : rd->second)
           if (group_of[u] != g) g = -1;
-        if (g >= 0 && expensive[k] && root_points[static_cast<size_t>(g)] > v.aval().size()) g = -1;
+        if (g >= 0 && expensive[k] && root_points[static_cast<size_t>(g)] > v.aval().size() &&
+            !row_prefix(v.aval().shape, space[static_cast<size_t>(g)]))
+          g = -1;
       }
       if (g < 0) {
         g = static_cast<int32_t>(members.size());
         members.emplace_back();
         root_points.push_back(v.aval().size());
+        space.push_back(v.aval().shape);
       }
       group_of[k] = g;
       members[static_cast<size_t>(g)].push_back(k);
+      // A reduction's group computes at every point of its operand.
+      if (j.eqns[k].primitive->kind == PrimitiveKind::kReduction)
+        root_points[static_cast<size_t>(g)] =
+            std::max(root_points[static_cast<size_t>(g)], atom_aval(j.eqns[k].invars[0]).size());
     }
     // Keep the groups worth a kernel, renumbered in program order.
     FusionPlan plan;

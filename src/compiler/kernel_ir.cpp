@@ -2,7 +2,10 @@
 // reference evaluator.
 #include "compiler/kernel_ir.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
+#include <limits>
 
 #include "tessera/errors.h"
 
@@ -98,33 +101,145 @@ namespace {
 
 }  // namespace
 
+int64_t Kernel::num_outer() const {
+  int64_t n = 1;
+  for (size_t d = 0; d + inner < dims.size(); ++d) n *= dims[d];
+  return n;
+}
+
+int64_t Kernel::num_inner() const {
+  int64_t n = 1;
+  for (size_t d = dims.size() - std::min(inner, dims.size()); d < dims.size(); ++d) n *= dims[d];
+  return n;
+}
+
+size_t Kernel::num_row_values() const {
+  size_t n = 0;
+  for (const Stage& s : stages) n += s.reducers.size();
+  return n;
+}
+
+bool Reducer::supported(scalar::Op op, DType t) {
+  if (is_extended(t) || t == DType::kFloat16 || t == DType::kBFloat16) return false;
+  switch (op) {
+    case scalar::Op::kAdd:
+    case scalar::Op::kMul:
+      return t != DType::kBool;
+    case scalar::Op::kMax:
+    case scalar::Op::kMin:
+      return t != DType::kBool;  // on bool: kOr, kAnd
+    case scalar::Op::kAnd:
+    case scalar::Op::kOr:
+    case scalar::Op::kXor:
+      return !is_floating(t);
+    default:
+      return false;
+  }
+}
+
+scalar::ScalarValue Reducer::identity() const {
+  using SV = scalar::ScalarValue;
+  const bool fl = is_floating(type);
+  const int w = type == DType::kBool ? 1 : static_cast<int>(itemsize(type) * 8);
+  const double inf = std::numeric_limits<double>::infinity();
+  const bool sgn = is_signed_integer(type);
+  const int64_t least =
+      sgn ? (w == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (w - 1))) : 0;
+  const int64_t greatest =
+      sgn ? (w == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (w - 1)) - 1) : -1;
+  switch (op) {
+    case scalar::Op::kAdd:
+    case scalar::Op::kOr:
+    case scalar::Op::kXor:
+      return fl ? SV::of_double(0.0, type) : SV::of_int(0, type);
+    case scalar::Op::kMul:
+      return fl ? SV::of_double(1.0, type) : SV::of_int(1, type);
+    case scalar::Op::kAnd:
+      return SV::of_int(type == DType::kBool ? 1 : -1, type);
+    case scalar::Op::kMax:
+      return fl ? SV::of_double(-inf, type) : SV::of_int(least, type);
+    case scalar::Op::kMin:
+      return fl ? SV::of_double(inf, type) : SV::of_int(greatest, type);
+    default:
+      throw_internal("compiler/kernel_ir", std::string("no reducer ") + scalar::op_name(op));
+  }
+}
+
+namespace {
+
+// One body with its loads and index values: inputs (loads, index values, `rows` row values).
+void verify_body(const Kernel& k, const std::string& what, const std::vector<Load>& loads,
+                 const std::vector<IndexValue>& indices, const scalar::Program& body,
+                 std::span<const DType> rows) {
+  const size_t rank = k.dims.size();
+  const size_t n_in = loads.size() + indices.size() + rows.size();
+  if (body.inputs.size() != n_in)
+    bad(k, what + " takes " + std::to_string(body.inputs.size()) + " inputs, it has " +
+               std::to_string(loads.size()) + " loads, " + std::to_string(indices.size()) +
+               " index values and " + std::to_string(rows.size()) + " row values");
+  const int64_t points = k.num_points();
+  for (size_t i = 0; i < loads.size(); ++i) {
+    const Load& l = loads[i];
+    const std::string name = what + " load " + std::to_string(i);
+    if (l.param < 0 || static_cast<size_t>(l.param) >= k.inputs.size())
+      bad(k, name + " reads a missing input");
+    if (l.index.coeff.size() != rank) bad(k, name + " has a wrong rank");
+    const BufferType& in = k.inputs[static_cast<size_t>(l.param)];
+    if (body.inputs[i] != in.dtype) bad(k, name + " has a wrong dtype");
+    if (points > 0 && (l.index.min_over(k.dims) < 0 || l.index.max_over(k.dims) >= in.size()))
+      bad(k, name + " (" + l.index.str() + ") leaves input " + std::to_string(l.param) + " of " +
+                 std::to_string(in.size()) + " elements");
+  }
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i].value.coeff.size() != rank)
+      bad(k, what + " index value " + std::to_string(i) + " has a wrong rank");
+    if (body.inputs[loads.size() + i] != DType::kInt64)
+      bad(k, what + " index value " + std::to_string(i) + " is not int64");
+  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (body.inputs[loads.size() + indices.size() + i] != rows[i])
+      bad(k, what + " row value " + std::to_string(i) + " has a wrong dtype");
+}
+
+bool depends_on_inner(const Affine& a, size_t rank, size_t inner) {
+  for (size_t d = rank - inner; d < rank; ++d)
+    if (a.coeff[d] != 0) return true;
+  return false;
+}
+
+}  // namespace
+
 void Kernel::verify() const {
-  const size_t rank = dims.size();
   for (int64_t d : dims)
     if (d < 0) bad(*this, "a negative dimension");
-  const size_t n_in = loads.size() + indices.size();
-  if (body.inputs.size() != n_in)
-    bad(*this, "the body takes " + std::to_string(body.inputs.size()) + " inputs, the kernel has " +
-                   std::to_string(loads.size()) + " loads and " + std::to_string(indices.size()) +
-                   " index values");
-  const int64_t points = num_points();
-  for (size_t k = 0; k < loads.size(); ++k) {
-    const Load& l = loads[k];
-    if (l.param < 0 || static_cast<size_t>(l.param) >= inputs.size())
-      bad(*this, "load " + std::to_string(k) + " reads a missing input");
-    if (l.index.coeff.size() != rank) bad(*this, "load " + std::to_string(k) + " has a wrong rank");
-    const BufferType& in = inputs[static_cast<size_t>(l.param)];
-    if (body.inputs[k] != in.dtype) bad(*this, "load " + std::to_string(k) + " has a wrong dtype");
-    if (points > 0 && (l.index.min_over(dims) < 0 || l.index.max_over(dims) >= in.size()))
-      bad(*this, "load " + std::to_string(k) + " (" + l.index.str() + ") leaves input " +
-                     std::to_string(l.param) + " of " + std::to_string(in.size()) + " elements");
+  if (inner > dims.size()) bad(*this, "more inner dimensions than dimensions");
+  if (stages.empty() && (inner != 0 || row_outputs))
+    bad(*this, "inner dimensions or row outputs without stages");
+  std::vector<DType> rows;
+  for (size_t s = 0; s < stages.size(); ++s) {
+    const Stage& st = stages[s];
+    const std::string what = "stage " + std::to_string(s);
+    verify_body(*this, what, st.loads, st.indices, st.body, rows);
+    const std::vector<DType> out = st.body.output_types();
+    if (out.size() != st.reducers.size() || out.empty())
+      bad(*this, what + " has " + std::to_string(out.size()) + " outputs and " +
+                     std::to_string(st.reducers.size()) + " reducers");
+    for (size_t r = 0; r < out.size(); ++r) {
+      if (out[r] != st.reducers[r].type || !Reducer::supported(st.reducers[r].op, out[r]))
+        bad(*this, what + " reducer " + std::to_string(r) + " does not fold its output");
+      rows.push_back(out[r]);
+    }
   }
-  for (size_t k = 0; k < indices.size(); ++k) {
-    if (indices[k].value.coeff.size() != rank)
-      bad(*this, "index value " + std::to_string(k) + " has a wrong rank");
-    if (body.inputs[loads.size() + k] != DType::kInt64)
-      bad(*this, "index value " + std::to_string(k) + " is not int64");
+  verify_body(*this, "the body", loads, indices, body, rows);
+  if (row_outputs) {
+    for (const Load& l : loads)
+      if (depends_on_inner(l.index, dims.size(), inner))
+        bad(*this, "a row-output load depends on an inner dimension");
+    for (const IndexValue& v : indices)
+      if (depends_on_inner(v.value, dims.size(), inner))
+        bad(*this, "a row-output index value depends on an inner dimension");
   }
+  const int64_t points = row_outputs ? num_outer() : num_points();
   const std::vector<DType> out_types = body.output_types();
   if (out_types.size() != outputs.size())
     bad(*this, "the body has " + std::to_string(out_types.size()) + " outputs, the kernel " +
@@ -133,21 +248,27 @@ void Kernel::verify() const {
     if (out_types[k] != outputs[k].dtype)
       bad(*this, "output " + std::to_string(k) + " has a wrong dtype");
     if (outputs[k].size() != points)
-      bad(*this, "output " + std::to_string(k) + " is not the size of the iteration space");
+      bad(*this, "output " + std::to_string(k) + " is not the size of the space it is stored over");
   }
 }
 
 Kernel Kernel::collapsed() const {
-  // Dimension d merges into d+1 when every form has coeff[d] == coeff[d+1] * dims[d+1] (the
-  // row-major stores always do). Unit dimensions drop first.
+  // Dimension d merges into d+1 when both are outer or both inner and every form has
+  // coeff[d] == coeff[d+1] * dims[d+1] (the row-major stores always do). Unit dimensions drop
+  // first.
   Kernel k = *this;
   auto forms = [&k]() {
     std::vector<Affine*> f;
     for (Load& l : k.loads) f.push_back(&l.index);
     for (IndexValue& v : k.indices) f.push_back(&v.value);
+    for (Stage& s : k.stages) {
+      for (Load& l : s.loads) f.push_back(&l.index);
+      for (IndexValue& v : s.indices) f.push_back(&v.value);
+    }
     return f;
   };
   auto erase_dim = [&](size_t d) {
+    if (d + k.inner >= k.dims.size()) --k.inner;
     k.dims.erase(k.dims.begin() + static_cast<std::ptrdiff_t>(d));
     for (Affine* a : forms()) a->coeff.erase(a->coeff.begin() + static_cast<std::ptrdiff_t>(d));
   };
@@ -156,6 +277,8 @@ Kernel Kernel::collapsed() const {
     if (k.dims[d] == 1) erase_dim(d);
   for (size_t d = k.dims.size(); d-- > 1;) {
     // Try to merge d-1 into d.
+    const size_t first_inner = k.dims.size() - k.inner;
+    if (d == first_inner) continue;
     bool ok = true;
     for (Affine* a : forms())
       if (a->coeff[d - 1] != a->coeff[d] * k.dims[d]) ok = false;
@@ -190,16 +313,15 @@ std::string buffer_types_str(const std::vector<BufferType>& bs) {
 
 }  // namespace
 
-std::string Kernel::signature_text() const {
-  std::string s = "kernel dims=";
-  s += shape_str(dims);
-  s += " (";
-  s += buffer_types_str(inputs);
-  s += ") -> (";
-  s += buffer_types_str(outputs);
-  s += ") {\n";
+namespace {
+
+// Loads, index values and the body of one stage or of the kernel, indented by `pad`; input
+// numbers as the body sees them.
+void body_text(std::string& s, const std::string& pad, const std::vector<Load>& loads,
+               const std::vector<IndexValue>& indices, size_t rows, const scalar::Program& body) {
   for (size_t k = 0; k < loads.size(); ++k) {
-    s += "  in";
+    s += pad;
+    s += "in";
     s += std::to_string(k);
     s += " = load p";
     s += std::to_string(loads[k].param);
@@ -208,20 +330,64 @@ std::string Kernel::signature_text() const {
     s += "]\n";
   }
   for (size_t k = 0; k < indices.size(); ++k) {
-    s += "  in";
+    s += pad;
+    s += "in";
     s += std::to_string(loads.size() + k);
     s += " = index ";
     s += indices[k].value.str();
     s += '\n';
   }
+  for (size_t k = 0; k < rows; ++k) {
+    s += pad;
+    s += "in";
+    s += std::to_string(loads.size() + indices.size() + k);
+    s += " = row r";
+    s += std::to_string(k);
+    s += '\n';
+  }
   std::string b = body.str();
-  s += "  ";
+  s += pad;
   for (char c : b) {
     s += c;
-    if (c == '\n') s += "  ";
+    if (c == '\n') s += pad;
   }
   if (!s.empty() && s.back() == ' ') s.resize(s.find_last_not_of(' ') + 1);
   if (!s.empty() && s.back() != '\n') s += '\n';
+}
+
+}  // namespace
+
+std::string Kernel::signature_text() const {
+  std::string s = "kernel dims=";
+  s += shape_str(dims);
+  if (!stages.empty()) {
+    s += " inner=";
+    s += std::to_string(inner);
+    if (row_outputs) s += " row_outputs";
+  }
+  s += " (";
+  s += buffer_types_str(inputs);
+  s += ") -> (";
+  s += buffer_types_str(outputs);
+  s += ") {\n";
+  size_t rows = 0;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const Stage& st = stages[k];
+    s += "  stage ";
+    s += std::to_string(k);
+    s += " ->";
+    for (size_t r = 0; r < st.reducers.size(); ++r) {
+      s += r ? ", r" : " r";
+      s += std::to_string(rows + r);
+      s += " = ";
+      s += scalar::op_name(st.reducers[r].op);
+    }
+    s += " {\n";
+    body_text(s, "    ", st.loads, st.indices, rows, st.body);
+    s += "  }\n";
+    rows += st.reducers.size();
+  }
+  body_text(s, "  ", loads, indices, rows, body);
   s += '}';
   return s;
 }
@@ -324,30 +490,85 @@ int64_t eval_affine(const Affine& a, const std::vector<int64_t>& idx) {
 
 }  // namespace
 
+namespace {
+
+scalar::ScalarValue combine(const Reducer& r, const scalar::ScalarValue& a,
+                            const scalar::ScalarValue& b) {
+  const DType types[2] = {r.type, r.type};
+  scalar::Builder bl(types);
+  const scalar::Value v = bl.binary(r.op, bl.input(0), bl.input(1));
+  const scalar::Program p = std::move(bl).finish({&v, 1});
+  const scalar::ScalarValue args[2] = {a, b};
+  return scalar::evaluate(p, args).at(0);
+}
+
+// The inputs of one body at point idx: loads, index values, row values.
+std::vector<scalar::ScalarValue> body_args(const Kernel& k, std::span<const void* const> inputs,
+                                           const std::vector<Load>& loads,
+                                           const std::vector<IndexValue>& indices,
+                                           std::span<const scalar::ScalarValue> rows,
+                                           const std::vector<int64_t>& idx) {
+  std::vector<scalar::ScalarValue> args;
+  args.reserve(loads.size() + indices.size() + rows.size());
+  for (const Load& l : loads)
+    args.push_back(read_element(inputs[static_cast<size_t>(l.param)],
+                                k.inputs[static_cast<size_t>(l.param)].dtype,
+                                eval_affine(l.index, idx)));
+  for (const IndexValue& v : indices)
+    args.push_back(scalar::ScalarValue::of_int(eval_affine(v.value, idx), DType::kInt64));
+  args.insert(args.end(), rows.begin(), rows.end());
+  return args;
+}
+
+// Next index of dimensions [lo, hi), row-major; false after the last.
+bool next_index(std::vector<int64_t>& idx, const Shape& dims, size_t lo, size_t hi) {
+  for (size_t d = hi; d-- > lo;) {
+    if (++idx[d] < dims[d]) return true;
+    idx[d] = 0;
+  }
+  return false;
+}
+
+}  // namespace
+
 void evaluate(const Kernel& k, std::span<const void* const> inputs,
               std::span<void* const> outputs) {
   k.verify();
   if (inputs.size() != k.inputs.size() || outputs.size() != k.outputs.size())
     throw_internal("compiler/kernel_ir", "evaluate: wrong number of buffers");
-  const int64_t points = k.num_points();
-  std::vector<int64_t> idx(k.dims.size(), 0);
-  std::vector<scalar::ScalarValue> args(k.loads.size() + k.indices.size());
-  for (int64_t p = 0; p < points; ++p) {
-    for (size_t j = 0; j < k.loads.size(); ++j) {
-      const Load& l = k.loads[j];
-      args[j] =
-          read_element(inputs[static_cast<size_t>(l.param)],
-                       k.inputs[static_cast<size_t>(l.param)].dtype, eval_affine(l.index, idx));
+  const size_t rank = k.dims.size(), first_inner = rank - k.inner;
+  if (k.num_points() == 0 && !(k.row_outputs && k.num_outer() > 0)) return;
+  std::vector<int64_t> idx(rank, 0);
+  int64_t out_pos = 0;
+  for (bool outer_left = k.num_outer() > 0; outer_left;
+       outer_left = next_index(idx, k.dims, 0, first_inner)) {
+    // The stages, sequentially over the inner points, in the reducers' types.
+    std::vector<scalar::ScalarValue> rows;
+    for (const Stage& st : k.stages) {
+      std::vector<scalar::ScalarValue> acc;
+      for (const Reducer& r : st.reducers) acc.push_back(r.identity());
+      if (k.num_inner() > 0) {
+        do {
+          const std::vector<scalar::ScalarValue> v =
+              scalar::evaluate(st.body, body_args(k, inputs, st.loads, st.indices, rows, idx));
+          for (size_t r = 0; r < acc.size(); ++r)
+            acc[r] = k.num_inner() == 1 ? v[r] : combine(st.reducers[r], acc[r], v[r]);
+        } while (next_index(idx, k.dims, first_inner, rank));
+      }
+      rows.insert(rows.end(), acc.begin(), acc.end());
     }
-    for (size_t j = 0; j < k.indices.size(); ++j)
-      args[k.loads.size() + j] =
-          scalar::ScalarValue::of_int(eval_affine(k.indices[j].value, idx), DType::kInt64);
-    const std::vector<scalar::ScalarValue> res = scalar::evaluate(k.body, args);
-    for (size_t o = 0; o < res.size(); ++o) write(outputs[o], k.outputs[o].dtype, p, res[o]);
-    // Next point, row-major.
-    for (size_t d = k.dims.size(); d-- > 0;) {
-      if (++idx[d] < k.dims[d]) break;
-      idx[d] = 0;
+    auto run_body = [&] {
+      const std::vector<scalar::ScalarValue> res =
+          scalar::evaluate(k.body, body_args(k, inputs, k.loads, k.indices, rows, idx));
+      for (size_t o = 0; o < res.size(); ++o)
+        write(outputs[o], k.outputs[o].dtype, out_pos, res[o]);
+      ++out_pos;
+    };
+    if (k.row_outputs) {
+      run_body();
+    } else if (k.num_inner() > 0) {
+      do run_body();
+      while (next_index(idx, k.dims, first_inner, rank));
     }
   }
 }

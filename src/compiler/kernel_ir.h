@@ -1,15 +1,27 @@
 // The kernel IR: one fused kernel as an iteration space, the loads that feed each point, a
 // typed scalar program (scalar_ir.h) computed at every point, and the stores of its results.
 //
-// A kernel iterates over `dims`, a row-major iteration space whose points are all independent
-// (parallel dimensions; reduction dimensions arrive with row reductions). At point i (one index
-// per dimension) it:
+// A kernel iterates over `dims`, a row-major iteration space: the first dims.size() - inner
+// dimensions are parallel (outer), the last `inner` ones are reduction (inner) dimensions. A
+// map kernel (inner == 0, no stages) computes every point independently. At point i (one index
+// per dimension) its body:
 //   1. reads every `loads[k]` — element `index(i)` (an affine form of i, in elements) of input
 //      buffer `param`; every input is a dense row-major buffer of its dtype;
 //   2. forms every `indices[k]` — the integer value of an affine form of i (iota's values);
-//   3. runs `body` with inputs (load values..., index values...), in that order;
+//   3. runs `body` with inputs (load values..., index values..., row values...), in that order;
 //   4. stores body output k at the point's row-major position in output buffer k (every output
 //      has as many elements as the iteration space).
+// A reduction kernel (stages non-empty) runs, for each outer point o, its `stages` in order:
+// stage s runs its body at every inner point (o, j) — loads, index values, then the row values
+// of the stages before it — and folds each body output over the inner points with its reducer,
+// giving one row value per reducer (numbered across stages in order; over one inner point, the
+// row value is that point's value itself, over none the identity). Then the kernel's body
+// runs at every point (o, j), or, with `row_outputs`, once per outer point (its loads must not
+// depend on the inner dimensions, and each output has one element per outer point). Softmax is
+// a kernel with a max stage, a sum stage and a body: one pass over memory per row block.
+// The order in which a reducer combines values is the lowering's (reducers are associative up to
+// rounding; the reference evaluator folds in order); it is fixed for a kernel, whatever the
+// thread count. The CPU lowering uses the eager reduction kernel's order.
 // Nothing in the IR says how the space is tiled, vectorized or split over threads: the CPU
 // lowering (cpu/llvm_codegen.h) decides that, and a GPU lowering maps the same IR to blocks.
 // Kernels are values: text() prints them, and identical text means an identical kernel (the
@@ -61,6 +73,24 @@ struct IndexValue {
   bool operator==(const IndexValue& o) const = default;
 };
 
+// How a stage folds a body output over the inner points: a binary scalar op that is an
+// associative monoid on its type (kAdd, kMul, kMax, kMin, kAnd, kOr, kXor) and its identity.
+struct Reducer {
+  scalar::Op op = scalar::Op::kAdd;
+  DType type = DType::kFloat32;
+  bool operator==(const Reducer& o) const = default;
+  // The identity: 0, 1, -inf / the least value, +inf / the greatest value, all ones.
+  scalar::ScalarValue identity() const;
+  static bool supported(scalar::Op op, DType t);
+};
+
+struct Stage {
+  std::vector<Load> loads;
+  std::vector<IndexValue> indices;
+  scalar::Program body;           // inputs: loads, index values, earlier stages' row values
+  std::vector<Reducer> reducers;  // one per body output
+};
+
 struct Kernel {
   std::string name;  // for text and profiles ("fusion.3")
   Shape dims;
@@ -69,14 +99,22 @@ struct Kernel {
   std::vector<Load> loads;
   std::vector<IndexValue> indices;
   scalar::Program body;
+  size_t inner = 0;           // trailing reduction dimensions
+  bool row_outputs = false;   // the body runs once per outer point
+  std::vector<Stage> stages;  // reduction stages, in order
 
   int64_t num_points() const;
+  int64_t num_outer() const;  // points of the parallel dimensions
+  int64_t num_inner() const;  // points of the reduction dimensions
+  size_t num_row_values() const;
   // Checks the kernel is well formed: body inputs match the loads' dtypes then int64 per index
-  // value, body outputs match the outputs' dtypes and sizes, every load stays inside its buffer
-  // over the whole space (interval arithmetic on the affine forms). InternalError otherwise.
+  // value then the row values' types, body outputs match the outputs' dtypes and sizes (and
+  // each stage's its reducers'), every load stays inside its buffer over the whole space
+  // (interval arithmetic on the affine forms). InternalError otherwise.
   void verify() const;
   // Merges adjacent dimensions wherever every affine form (and the row-major stores) treats
-  // them as one, so an elementwise kernel becomes one dimension and a row broadcast two.
+  // them as one, so an elementwise kernel becomes one dimension and a row broadcast two (outer
+  // and inner dimensions never merge with each other).
   // Returns the simplified kernel (same semantics).
   Kernel collapsed() const;
   // The kernel without its name (what the code cache keys on) and with it.

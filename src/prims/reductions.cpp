@@ -20,6 +20,7 @@
 #include <string>
 #include <type_traits>
 
+#include "compiler/reduce_rule.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
@@ -705,6 +706,29 @@ void register_reductions() {
   reduce_prod.jvp = reduce_prod_jvp;
   // The logical reductions have integer/bool outputs: no tangents.
   for (Primitive* prim : {&reduce_and, &reduce_or, &reduce_xor}) prim->jvp = ad::zero_jvp(*prim);
+  // Fusion: each folds with one scalar op in its own dtype (16-bit floats accumulate in float32
+  // here, so they are left to the eager kernel). The op on bool is the logical one.
+  const std::pair<Primitive*, scalar::Op> folds[] = {
+      {&reduce_sum, scalar::Op::kAdd},  {&reduce_max, scalar::Op::kMax},
+      {&reduce_prod, scalar::Op::kMul}, {&reduce_min, scalar::Op::kMin},
+      {&reduce_and, scalar::Op::kAnd},  {&reduce_or, scalar::Op::kOr},
+      {&reduce_xor, scalar::Op::kXor}};
+  for (const auto& [prim, op] : folds)
+    compiler::register_reduction(*prim,
+                                 [op](std::span<const Aval> in, const Aval& out,
+                                      const Params& p) -> std::optional<compiler::ReductionInfo> {
+                                   scalar::Op fold = op;
+                                   if (out.dtype == DType::kBool && fold == scalar::Op::kMax)
+                                     fold = scalar::Op::kOr;
+                                   if (out.dtype == DType::kBool && fold == scalar::Op::kMin)
+                                     fold = scalar::Op::kAnd;
+                                   if (in.size() != 1 || in[0].dtype != out.dtype ||
+                                       !compiler::kir::Reducer::supported(fold, out.dtype))
+                                     return std::nullopt;
+                                   std::vector<int64_t> axes = p.get_ints("axes");
+                                   std::sort(axes.begin(), axes.end());
+                                   return compiler::ReductionInfo{std::move(axes), fold};
+                                 });
 }
 
 }  // namespace tessera::prims

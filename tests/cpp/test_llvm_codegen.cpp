@@ -7,6 +7,7 @@
 // pool's split); and the code cache.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -393,6 +394,154 @@ TEST(LlvmCodegen, CacheSharesIdenticalKernelsOnly) {
   std::cerr << "[jit] target " << compiler::cpu::jit_target() << "; mean compile "
             << s1.compile_ms / static_cast<double>(std::max<int64_t>(1, s1.compiled)) << " ms over "
             << s1.compiled << " kernels\n";
+}
+
+// ---- reduction kernels: stages folded over the inner dimensions ----
+
+namespace reductions {
+
+using compiler::kir::Reducer;
+using compiler::kir::Stage;
+
+// x[rows, a, b] read at (o, i1, i2): contiguous (the inner dimensions collapse) or transposed
+// over the inner dimensions (they cannot). Stage 0 folds x with `first`, stage 1 folds
+// x - r0 with `second`; the body is x * r1 + r0 per point, or r0 - r1 per row.
+Kernel two_stage(DType t, int64_t rows, int64_t a, int64_t b, bool transposed, scalar::Op first,
+                 scalar::Op second, bool row_outputs) {
+  Kernel k;
+  k.name = "red";
+  k.dims = {rows, a, b};
+  k.inner = 2;
+  k.row_outputs = row_outputs;
+  k.inputs = {{t, {rows, a, b}}};
+  Affine x;
+  x.coeff = transposed ? std::vector<int64_t>{a * b, 1, a} : std::vector<int64_t>{a * b, b, 1};
+  auto build = [&](int rows_in, auto f) {
+    std::vector<DType> in{t};
+    for (int r = 0; r < rows_in; ++r) in.push_back(t);
+    scalar::Builder bl(in);
+    scalar::Value v = f(bl);
+    return std::move(bl).finish({&v, 1});
+  };
+  Stage s0{{{0, x}}, {}, build(0, [](scalar::Builder& bl) { return bl.input(0); }), {{first, t}}};
+  Stage s1{{{0, x}},
+           {},
+           build(1,
+                 [](scalar::Builder& bl) {
+                   return bl.binary(scalar::Op::kSub, bl.input(0), bl.input(1));
+                 }),
+           {{second, t}}};
+  k.stages = {s0, s1};
+  if (row_outputs) {
+    k.loads = {};
+    const std::vector<DType> in{t, t};
+    scalar::Builder bl(in);
+    scalar::Value v = bl.binary(scalar::Op::kSub, bl.input(0), bl.input(1));
+    k.body = std::move(bl).finish({&v, 1});
+    k.outputs = {{t, {rows}}};
+  } else {
+    k.loads = {{0, x}};
+    k.body = build(2, [](scalar::Builder& bl) {
+      return bl.binary(scalar::Op::kAdd, bl.binary(scalar::Op::kMul, bl.input(0), bl.input(2)),
+                       bl.input(1));
+    });
+    k.outputs = {{t, {rows, a, b}}};
+  }
+  k.verify();
+  return k;
+}
+
+// Inputs whose every fold is exact in any order: integers (they wrap), small integer floats.
+Buffers exact_inputs(const Kernel& k, std::mt19937_64& g) {
+  Buffers b = random_buffers(k, g);
+  const DType t = k.inputs[0].dtype;
+  for (int64_t i = 0; i < k.inputs[0].size(); ++i) {
+    const double v = static_cast<double>(static_cast<int64_t>(g() % 17) - 8);
+    char* p = b.in[0].data() + static_cast<size_t>(i) * itemsize(t);
+    if (t == DType::kFloat32) {
+      const float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+    } else if (t == DType::kFloat64) {
+      std::memcpy(p, &v, 8);
+    }
+  }
+  return b;
+}
+
+void expect_reduction_same(const Kernel& k, std::mt19937_64& g) {
+  SCOPED_TRACE(k.text());
+  Buffers b = exact_inputs(k, g);
+  std::vector<std::vector<char>> want = b.out;
+  std::vector<void*> wp;
+  for (auto& w : want) wp.push_back(w.data());
+  compiler::kir::evaluate(k, b.in_ptrs(), wp);
+  auto code = compiler::cpu::compile_kernel(k);
+  std::vector<void*> ptrs;
+  for (auto& i : b.in) ptrs.push_back(i.data());
+  for (auto& o : b.out) ptrs.push_back(o.data());
+  code->run(ptrs, k.num_outer());
+  for (size_t o = 0; o < want.size(); ++o)
+    EXPECT_EQ(compare_bits(k.outputs[o].dtype, b.out[o], want[o]), "");
+  // Any split of the outer points gives the same bits.
+  std::vector<std::vector<char>> whole = b.out;
+  for (auto& o : b.out) std::fill(o.begin(), o.end(), 0);
+  for (int64_t p = 0; p < k.num_outer();) {
+    const int64_t q = std::min(k.num_outer(), p + 1 + static_cast<int64_t>(g() % 3));
+    code->entry()(ptrs.data(), p, q);
+    p = q;
+  }
+  for (size_t o = 0; o < whole.size(); ++o)
+    EXPECT_EQ(compare_bits(k.outputs[o].dtype, b.out[o], whole[o]), "");
+}
+
+}  // namespace reductions
+
+TEST(LlvmCodegen, ReductionStagesMatchTheEvaluator) {
+  using reductions::two_stage;
+  std::mt19937_64& g = testing::rng();
+  const std::vector<std::array<int64_t, 3>> shapes = {
+      {1, 1, 1}, {3, 1, 7}, {2, 1, 64}, {2, 1, 65}, {4, 3, 67}, {1, 5, 200}, {2, 0, 5}, {0, 2, 3}};
+  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kUInt8, DType::kInt64})
+    for (const auto& [r, a, b] : shapes)
+      for (bool transposed : {false, true})
+        for (bool rows : {false, true}) {
+          SCOPED_TRACE(std::string(dtype_short_name(t)) + " " + std::to_string(r) + "x" +
+                       std::to_string(a) + "x" + std::to_string(b));
+          reductions::expect_reduction_same(
+              two_stage(t, r, a, b, transposed, Op::kMax, Op::kAdd, rows), g);
+          reductions::expect_reduction_same(
+              two_stage(t, r, a, b, transposed, Op::kMin, Op::kMax, rows), g);
+        }
+  // Every integer reducer, and the collapsed form of a contiguous kernel.
+  for (DType t : {DType::kInt16, DType::kUInt32})
+    for (Op op : {Op::kMul, Op::kAnd, Op::kOr, Op::kXor, Op::kMin, Op::kAdd})
+      reductions::expect_reduction_same(two_stage(t, 3, 4, 33, false, op, op, false).collapsed(),
+                                        g);
+  Kernel c = two_stage(DType::kFloat32, 3, 4, 33, false, Op::kMax, Op::kAdd, true).collapsed();
+  EXPECT_EQ(c.dims, (Shape{3, 132}));
+  EXPECT_EQ(c.inner, 1u);
+  Kernel nc = two_stage(DType::kFloat32, 3, 4, 33, true, Op::kMax, Op::kAdd, true).collapsed();
+  EXPECT_EQ(nc.inner, 2u);
+}
+
+TEST(LlvmCodegen, ReductionKernelIsCheckedAndPrinted) {
+  Kernel k = reductions::two_stage(DType::kInt32, 2, 3, 4, false, Op::kMax, Op::kAdd, true);
+  EXPECT_NE(k.text().find("kernel dims=[2,3,4] inner=2 row_outputs"), std::string::npos)
+      << k.text();
+  EXPECT_NE(k.text().find("stage 1 -> r1 = add {"), std::string::npos) << k.text();
+  Kernel bad = k;
+  bad.loads = {{0, Affine::dim(2, 3)}};  // a row-output body may not read the inner points
+  const std::vector<DType> in{DType::kInt32, DType::kInt32, DType::kInt32};
+  scalar::Builder bl(in);
+  scalar::Value v = bl.input(0);
+  bad.body = std::move(bl).finish({&v, 1});
+  EXPECT_THROW(bad.verify(), InternalError);
+  Kernel wrong = k;
+  wrong.stages[1].reducers[0].type = DType::kFloat32;  // the fold's type is the output's
+  EXPECT_THROW(wrong.verify(), InternalError);
+  EXPECT_FALSE(compiler::kir::Reducer::supported(Op::kMax, DType::kBool));
+  EXPECT_FALSE(compiler::kir::Reducer::supported(Op::kAnd, DType::kFloat32));
+  EXPECT_FALSE(compiler::kir::Reducer::supported(Op::kSub, DType::kInt32));
 }
 
 }  // namespace

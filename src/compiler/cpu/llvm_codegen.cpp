@@ -12,7 +12,9 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <bit>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,13 +54,8 @@ llvm::Type* mem_type(llvm::LLVMContext& c, DType t) {
 class Emitter {
  public:
   Emitter(const kir::Kernel& k, llvm::Module& m)
-      : k_(k), m_(m), c_(m.getContext()), b_(c_), body_(expand_math(k.body)) {
-    fallback_.assign(body_.instrs.size(), false);
-    for (size_t i = 0; i < body_.instrs.size(); ++i)
-      if (is_range_fallback(body_, static_cast<int32_t>(i))) {
-        fallback_[i] = true;
-        has_fallback_ = true;
-      }
+      : k_(k), m_(m), c_(m.getContext()), b_(c_), main_(prepare(k.body)) {
+    for (const kir::Stage& st : k.stages) stage_bodies_.push_back(prepare(st.body));
     rank_ = k.dims.size();
     dims_.assign(k.dims.begin(), k.dims.end());
     if (dims_.empty()) dims_.push_back(1);  // one point
@@ -81,7 +78,10 @@ class Emitter {
     }
     inner->addFnAttr(llvm::Attribute::AlwaysInline);
     inner->addFnAttr(llvm::Attribute::NoUnwind);
-    emit_inner(inner, nbuf);
+    if (k_.stages.empty())
+      emit_inner(inner, nbuf);
+    else
+      emit_reduction_inner(inner, nbuf);
 
     // The entry: unpacks the buffer array.
     llvm::Function* entry =
@@ -105,6 +105,24 @@ class Emitter {
   }
 
  private:
+  // A body after math expansion, with the instructions that are range fallbacks marked.
+  struct Body {
+    scalar::Program prog;
+    std::vector<bool> fallback;
+    bool has_fallback = false;
+  };
+
+  static Body prepare(const scalar::Program& p) {
+    Body b{expand_math(p), {}, false};
+    b.fallback.assign(b.prog.instrs.size(), false);
+    for (size_t i = 0; i < b.prog.instrs.size(); ++i)
+      if (is_range_fallback(b.prog, static_cast<int32_t>(i))) {
+        b.fallback[i] = true;
+        b.has_fallback = true;
+      }
+    return b;
+  }
+
   llvm::Value* i64c(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
 
   void emit_inner(llvm::Function* f, size_t nbuf) {
@@ -168,7 +186,7 @@ class Emitter {
     }
     row_start_ = row_start;
 
-    if (has_fallback_) {
+    if (main_.has_fallback) {
       // Fast loop; if some lane needed the exact fallback, the whole row again exactly.
       llvm::Value* flag = emit_loop(j0, jend, /*fast=*/true);
       llvm::BasicBlock* exact = llvm::BasicBlock::Create(c_, "row.exact", f);
@@ -223,7 +241,7 @@ class Emitter {
       if (index_step_[k] != 0) v = b_.CreateNSWAdd(v, b_.CreateNSWMul(j, i64c(index_step_[k])));
       inputs.push_back(v);
     }
-    std::vector<llvm::Value*> outs = emit_body(inputs, fast);
+    std::vector<llvm::Value*> outs = emit_body(main_, inputs, fast);
     llvm::Value* pos = b_.CreateNSWAdd(row_start_, j);
     for (size_t o = 0; o < outs.size(); ++o) {
       const DType t = k_.outputs[o].dtype;
@@ -247,6 +265,363 @@ class Emitter {
     r->addIncoming(b_.getFalse(), pre);
     r->addIncoming(need_out, last);
     return r;
+  }
+
+  // ---- reduction kernels: per outer point, the stages, then the body ----
+  //
+  // Outer points [begin, end). A stage folds its body's values over the n inner points (row-
+  // major) in the order the eager reduction kernel (prims/reductions.cpp, reduce_contig) uses,
+  // so fused and eager reductions give the same bits: n < 16 in order; n below a block (8 lane
+  // groups) in 8 lanes; otherwise blocks of 8 x L values into L lanes (L = 256 bytes of
+  // accumulators), blocks paired as a binary counter (block b merges cttz(b + 1) times), the
+  // partial block, the counter's stack folded in, a fixed tree over the lanes. Lanes are stack
+  // arrays and every lane loop has no loop-carried value, so the vectorizer widens them without
+  // reassociating anything. The order depends only on the kernel, never on the thread count.
+
+  // The eager kernel's lanes: 256 bytes of accumulators, at least 8 (kLanes there); integers
+  // and bool fold exactly in any order, so they take at most 64.
+  static int64_t lanes_of(DType t) {
+    const int64_t bytes = t == DType::kBool ? 1 : static_cast<int64_t>(itemsize(t));
+    const int64_t l = std::max<int64_t>(8, 256 / bytes);
+    return is_floating(t) ? l : std::min<int64_t>(l, 64);
+  }
+
+  // for (iv = lo; iv < hi; ++iv) body(iv); leaves the builder after the loop.
+  void loop(llvm::Value* lo, llvm::Value* hi, const char* name,
+            const std::function<void(llvm::Value*)>& body) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* head = llvm::BasicBlock::Create(c_, name, fn_);
+    llvm::BasicBlock* after = llvm::BasicBlock::Create(c_, std::string(name) + ".end", fn_);
+    b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), head, after);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* iv = b_.CreatePHI(b_.getInt64Ty(), 2, name);
+    iv->addIncoming(lo, pre);
+    body(iv);
+    llvm::Value* next = b_.CreateNSWAdd(iv, i64c(1));
+    iv->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(next, hi), head, after);
+    b_.SetInsertPoint(after);
+  }
+
+  // The same with constant bounds (no code when empty).
+  void counted_loop(int64_t lo, int64_t hi, const char* name,
+                    const std::function<void(llvm::Value*)>& body) {
+    if (hi > lo) loop(i64c(lo), i64c(hi), name, body);
+  }
+
+  static int64_t coeff_of(const kir::Affine& a, size_t d) {
+    return d < a.coeff.size() ? a.coeff[d] : 0;
+  }
+
+  // offset + the outer part of a form (the outer indices of this row).
+  llvm::Value* outer_part(const kir::Affine& a) {
+    llvm::Value* v = i64c(a.offset);
+    for (size_t d = 0; d < outer_idx_.size(); ++d)
+      if (coeff_of(a, d) != 0)
+        v = b_.CreateNSWAdd(v, b_.CreateNSWMul(outer_idx_[d], i64c(coeff_of(a, d))));
+    return v;
+  }
+
+  // base + the inner part of a form at inner indices iv (one per inner dimension).
+  llvm::Value* at_inner(llvm::Value* base, const kir::Affine& a,
+                        const std::vector<llvm::Value*>& iv) {
+    llvm::Value* v = base;
+    for (size_t d = 0; d < iv.size(); ++d) {
+      const int64_t c = coeff_of(a, outer_idx_.size() + d);
+      if (c != 0) v = b_.CreateNSWAdd(v, b_.CreateNSWMul(iv[d], i64c(c)));
+    }
+    return v;
+  }
+
+  struct Bases {
+    std::vector<llvm::Value*> loads, indices;
+  };
+
+  Bases bases(const std::vector<kir::Load>& loads, const std::vector<kir::IndexValue>& indices) {
+    Bases r;
+    for (const kir::Load& l : loads) r.loads.push_back(outer_part(l.index));
+    for (const kir::IndexValue& v : indices) r.indices.push_back(outer_part(v.value));
+    return r;
+  }
+
+  std::vector<llvm::Value*> point_inputs(const std::vector<kir::Load>& loads,
+                                         const std::vector<kir::IndexValue>& indices,
+                                         const Bases& base, const std::vector<llvm::Value*>& iv,
+                                         const std::vector<llvm::Value*>& rows) {
+    std::vector<llvm::Value*> in;
+    for (size_t l = 0; l < loads.size(); ++l) {
+      const DType t = k_.inputs[static_cast<size_t>(loads[l].param)].dtype;
+      llvm::Value* idx = at_inner(base.loads[l], loads[l].index, iv);
+      llvm::Value* ptr =
+          b_.CreateInBoundsGEP(mem_type(c_, t), bufs_[static_cast<size_t>(loads[l].param)], idx);
+      llvm::Value* v = b_.CreateLoad(mem_type(c_, t), ptr);
+      if (t == DType::kBool) v = b_.CreateICmpNE(v, b_.getInt8(0));
+      in.push_back(v);
+    }
+    for (size_t k = 0; k < indices.size(); ++k)
+      in.push_back(at_inner(base.indices[k], indices[k].value, iv));
+    in.insert(in.end(), rows.begin(), rows.end());
+    return in;
+  }
+
+  // Loops over the inner dimensions but the last, calling body(iv) with the last left null.
+  void inner_nest(size_t d, std::vector<llvm::Value*>& iv,
+                  const std::function<void(std::vector<llvm::Value*>&)>& body) {
+    if (d + 1 >= inner_dims_.size()) {
+      body(iv);
+      return;
+    }
+    counted_loop(0, inner_dims_[d], "nest", [&](llvm::Value* i) {
+      iv[d] = i;
+      inner_nest(d + 1, iv, body);
+    });
+  }
+
+  llvm::Value* combine(const kir::Reducer& r, llvm::Value* a, llvm::Value* x) {
+    const bool fl = is_floating(r.type);
+    switch (r.op) {
+      case Op::kAdd:
+        return fl ? b_.CreateFAdd(a, x) : b_.CreateAdd(a, x);
+      case Op::kMul:
+        return fl ? b_.CreateFMul(a, x) : b_.CreateMul(a, x);
+      case Op::kMax:
+      case Op::kMin:
+        return min_max(r.op, r.type, a, x);
+      case Op::kAnd:
+        return b_.CreateAnd(a, x);
+      case Op::kOr:
+        return b_.CreateOr(a, x);
+      case Op::kXor:
+        return b_.CreateXor(a, x);
+      default:
+        throw_internal(kLayer, std::string("no reducer ") + scalar::op_name(r.op));
+    }
+  }
+
+  llvm::Value* identity(const kir::Reducer& r) {
+    scalar::Instr in;
+    in.op = Op::kConst;
+    in.type = r.type;
+    in.literal = r.identity().bits;
+    return constant(in);
+  }
+
+  llvm::Value* to_mem(llvm::Value* v, DType t) {
+    return t == DType::kBool ? b_.CreateZExt(v, b_.getInt8Ty()) : v;
+  }
+  llvm::Value* from_mem(llvm::Value* v, DType t) {
+    return t == DType::kBool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
+  }
+
+  // One stage at the current outer point: appends its row values to rows.
+  void emit_stage(size_t s, std::vector<llvm::Value*>& rows) {
+    const kir::Stage& st = k_.stages[s];
+    const Body& body = stage_bodies_[s];
+    const StageArrays& arr = arrays_[s];
+    const size_t nr = st.reducers.size();
+    const int64_t L = arr.lanes;
+    auto mem = [&](size_t r) { return mem_type(c_, st.reducers[r].type); };
+    auto cur = [&](size_t r, llvm::Value* l) {
+      return b_.CreateInBoundsGEP(arr.cur[r]->getAllocatedType(), arr.cur[r], {i64c(0), l});
+    };
+    auto stack = [&](size_t r, llvm::Value* level, llvm::Value* l) {
+      return b_.CreateInBoundsGEP(arr.stack[r]->getAllocatedType(), arr.stack[r],
+                                  {i64c(0), level, l});
+    };
+    auto get = [&](size_t r, llvm::Value* ptr) {
+      return from_mem(b_.CreateLoad(mem(r), ptr), st.reducers[r].type);
+    };
+    auto put = [&](size_t r, llvm::Value* ptr, llvm::Value* v) {
+      b_.CreateStore(to_mem(v, st.reducers[r].type), ptr);
+    };
+    const Bases base = bases(st.loads, st.indices);
+    const std::vector<llvm::Value*> rows_in = rows;
+    // The body's values at flattened inner point t.
+    auto values = [&](llvm::Value* t) {
+      std::vector<llvm::Value*> iv(inner_dims_.size());
+      llvm::Value* rest = t;
+      for (size_t d = inner_dims_.size(); d-- > 0;) {
+        if (d == 0) {
+          iv[d] = rest;
+        } else {
+          iv[d] = b_.CreateURem(rest, i64c(inner_dims_[d]));
+          rest = b_.CreateUDiv(rest, i64c(inner_dims_[d]));
+        }
+      }
+      return emit_body(body, point_inputs(st.loads, st.indices, base, iv, rows_in), false);
+    };
+    // Lane l folds point t; set: lane l becomes point t's value.
+    auto fold = [&](llvm::Value* l, llvm::Value* t, bool set) {
+      const std::vector<llvm::Value*> v = values(t);
+      for (size_t r = 0; r < nr; ++r)
+        put(r, cur(r, l), set ? v[r] : combine(st.reducers[r], get(r, cur(r, l)), v[r]));
+    };
+    auto init = [&](int64_t lanes) {
+      counted_loop(0, lanes, "lane.init", [&](llvm::Value* l) {
+        for (size_t r = 0; r < nr; ++r) put(r, cur(r, l), identity(st.reducers[r]));
+      });
+    };
+    // Lanes [0, lanes) as whole groups of `lanes` points from `from`, then the tail one per lane.
+    auto lanes_over = [&](int64_t from, int64_t count, int64_t lanes) {
+      const int64_t groups = count / lanes;
+      counted_loop(0, groups, "group", [&](llvm::Value* g) {
+        llvm::Value* t0 = b_.CreateNSWAdd(i64c(from), b_.CreateNSWMul(g, i64c(lanes)));
+        counted_loop(0, lanes, "lane",
+                     [&](llvm::Value* l) { fold(l, b_.CreateNSWAdd(t0, l), false); });
+      });
+      counted_loop(0, count - groups * lanes, "lane.tail", [&](llvm::Value* l) {
+        fold(l, b_.CreateNSWAdd(i64c(from + groups * lanes), l), false);
+      });
+    };
+    auto tree = [&](int64_t lanes) {
+      for (int64_t w = lanes / 2; w >= 1; w /= 2)
+        counted_loop(0, w, "tree", [&](llvm::Value* l) {
+          llvm::Value* l2 = b_.CreateNSWAdd(l, i64c(w));
+          for (size_t r = 0; r < nr; ++r)
+            put(r, cur(r, l), combine(st.reducers[r], get(r, cur(r, l)), get(r, cur(r, l2))));
+        });
+    };
+    const int64_t n = k_.num_inner(), block = 8 * L;
+    if (n == 1) {
+      const std::vector<llvm::Value*> v = values(i64c(0));  // the value itself, as eagerly
+      rows.insert(rows.end(), v.begin(), v.end());
+      return;
+    }
+    if (n < 16) {
+      init(1);
+      counted_loop(0, n, "seq", [&](llvm::Value* t) { fold(i64c(0), t, false); });
+    } else if (n < block) {
+      init(8);
+      lanes_over(0, n, 8);
+      tree(8);
+    } else {
+      const int64_t nblocks = n / block;
+      counted_loop(0, nblocks, "block", [&](llvm::Value* bi) {
+        llvm::Value* t0 = b_.CreateNSWMul(bi, i64c(block));
+        counted_loop(0, L, "lane.first",
+                     [&](llvm::Value* l) { fold(l, b_.CreateNSWAdd(t0, l), true); });
+        counted_loop(1, 8, "block.k", [&](llvm::Value* k) {
+          llvm::Value* tk = b_.CreateNSWAdd(t0, b_.CreateNSWMul(k, i64c(L)));
+          counted_loop(0, L, "lane",
+                       [&](llvm::Value* l) { fold(l, b_.CreateNSWAdd(tk, l), false); });
+        });
+        // The binary counter: popcount(b) blocks are stacked; cttz(b + 1) of them merge in.
+        llvm::Value* top = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, bi);
+        llvm::Value* merges = b_.CreateIntrinsic(llvm::Intrinsic::cttz, {b_.getInt64Ty()},
+                                                 {b_.CreateNSWAdd(bi, i64c(1)), b_.getFalse()});
+        loop(i64c(0), merges, "merge", [&](llvm::Value* i) {
+          llvm::Value* level = b_.CreateNSWSub(b_.CreateNSWSub(top, i64c(1)), i);
+          counted_loop(0, L, "lane.merge", [&](llvm::Value* l) {
+            for (size_t r = 0; r < nr; ++r)
+              put(r, cur(r, l),
+                  combine(st.reducers[r], get(r, stack(r, level, l)), get(r, cur(r, l))));
+          });
+        });
+        llvm::Value* level = b_.CreateNSWSub(top, merges);
+        counted_loop(0, L, "lane.push", [&](llvm::Value* l) {
+          for (size_t r = 0; r < nr; ++r) put(r, stack(r, level, l), get(r, cur(r, l)));
+        });
+      });
+      // The partial last block, then the stacked blocks folded in from the top.
+      init(L);
+      lanes_over(nblocks * block, n - nblocks * block, L);
+      for (int64_t level = std::popcount(static_cast<uint64_t>(nblocks)); level-- > 0;)
+        counted_loop(0, L, "lane.unstack", [&](llvm::Value* l) {
+          for (size_t r = 0; r < nr; ++r)
+            put(r, cur(r, l),
+                combine(st.reducers[r], get(r, stack(r, i64c(level), l)), get(r, cur(r, l))));
+        });
+      tree(L);
+    }
+    for (size_t r = 0; r < nr; ++r) rows.push_back(get(r, cur(r, i64c(0))));
+  }
+
+  void emit_reduction_inner(llvm::Function* f, size_t nbuf) {
+    for (size_t i = 0; i < nbuf; ++i) bufs_.push_back(f->getArg(static_cast<unsigned>(i)));
+    llvm::Value* begin = f->getArg(static_cast<unsigned>(nbuf));
+    llvm::Value* end = f->getArg(static_cast<unsigned>(nbuf + 1));
+    fn_ = f;
+    const size_t n_outer = k_.dims.size() - k_.inner;
+    inner_dims_.assign(k_.dims.begin() + static_cast<std::ptrdiff_t>(n_outer), k_.dims.end());
+    if (inner_dims_.empty()) inner_dims_.push_back(1);  // one inner point
+    const int64_t num_inner = k_.num_inner();
+
+    llvm::BasicBlock* entry = llvm::BasicBlock::Create(c_, "entry", f);
+    llvm::BasicBlock* outer = llvm::BasicBlock::Create(c_, "rows", f);
+    llvm::BasicBlock* row = llvm::BasicBlock::Create(c_, "row", f);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(c_, "exit", f);
+    b_.SetInsertPoint(entry);
+    const int64_t n = k_.num_inner();
+    for (const kir::Stage& st : k_.stages) {
+      StageArrays a;
+      a.lanes = lanes_of(st.reducers.at(0).type);
+      // Counter levels: popcount of a block number below n / (8 L) is at most its bit width.
+      const uint64_t levels =
+          static_cast<uint64_t>(std::bit_width(static_cast<uint64_t>(n / (8 * a.lanes)))) + 1;
+      for (const kir::Reducer& r : st.reducers) {
+        llvm::Type* lanes =
+            llvm::ArrayType::get(mem_type(c_, r.type), static_cast<uint64_t>(a.lanes));
+        a.cur.push_back(b_.CreateAlloca(lanes, nullptr, "lanes"));
+        a.stack.push_back(b_.CreateAlloca(llvm::ArrayType::get(lanes, levels), nullptr, "stack"));
+      }
+      arrays_.push_back(std::move(a));
+    }
+    b_.CreateBr(outer);
+
+    b_.SetInsertPoint(outer);
+    llvm::PHINode* p = b_.CreatePHI(b_.getInt64Ty(), 2, "p");
+    p->addIncoming(begin, entry);
+    b_.CreateCondBr(b_.CreateICmpSLT(p, end), row, exit);
+
+    b_.SetInsertPoint(row);
+    outer_idx_.assign(n_outer, nullptr);
+    llvm::Value* rest = p;
+    for (size_t d = n_outer; d-- > 0;) {
+      if (d == 0) {
+        outer_idx_[d] = rest;
+      } else {
+        outer_idx_[d] = b_.CreateURem(rest, i64c(k_.dims[d]));
+        rest = b_.CreateUDiv(rest, i64c(k_.dims[d]));
+      }
+    }
+    std::vector<llvm::Value*> rows;
+    for (size_t s = 0; s < k_.stages.size(); ++s) emit_stage(s, rows);
+
+    const Bases base = bases(k_.loads, k_.indices);
+    auto store = [&](const std::vector<llvm::Value*>& outs, llvm::Value* pos) {
+      for (size_t o = 0; o < outs.size(); ++o) {
+        const DType t = k_.outputs[o].dtype;
+        llvm::Value* ptr = b_.CreateInBoundsGEP(mem_type(c_, t), bufs_[k_.inputs.size() + o], pos);
+        b_.CreateStore(to_mem(outs[o], t), ptr);
+      }
+    };
+    std::vector<llvm::Value*> iv(inner_dims_.size(), nullptr);
+    if (k_.row_outputs) {
+      for (llvm::Value*& v : iv) v = i64c(0);
+      store(emit_body(main_, point_inputs(k_.loads, k_.indices, base, iv, rows), false), p);
+    } else {
+      llvm::Value* row_start = b_.CreateNSWMul(p, i64c(num_inner), "row_start");
+      inner_nest(0, iv, [&](std::vector<llvm::Value*>& ivs) {
+        counted_loop(0, inner_dims_.back(), "point", [&](llvm::Value* j) {
+          ivs.back() = j;
+          // The point's row-major position in the row.
+          llvm::Value* pos = i64c(0);
+          int64_t stride = 1;
+          for (size_t d = ivs.size(); d-- > 0;) {
+            pos = b_.CreateNSWAdd(pos, b_.CreateNSWMul(ivs[d], i64c(stride)));
+            stride *= inner_dims_[d];
+          }
+          store(emit_body(main_, point_inputs(k_.loads, k_.indices, base, ivs, rows), false),
+                b_.CreateNSWAdd(row_start, pos));
+        });
+      });
+    }
+    llvm::Value* next = b_.CreateNSWAdd(p, i64c(1), "p.next");
+    p->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(outer);
+
+    b_.SetInsertPoint(exit);
+    b_.CreateRetVoid();
   }
 
   // ---- the scalar body ----
@@ -401,8 +776,10 @@ class Emitter {
     }
   }
 
-  std::vector<llvm::Value*> emit_body(const std::vector<llvm::Value*>& inputs, bool fast) {
-    const scalar::Program& p = body_;
+  std::vector<llvm::Value*> emit_body(const Body& body, const std::vector<llvm::Value*>& inputs,
+                                      bool fast) {
+    const scalar::Program& p = body.prog;
+    const std::vector<bool>& fallback = body.fallback;
     std::vector<llvm::Value*> v(p.instrs.size(), nullptr);
     for (size_t i = 0; i < p.instrs.size(); ++i) {
       const scalar::Instr& in = p.instrs[i];
@@ -531,7 +908,7 @@ class Emitter {
               b_.CreateIntrinsic(llvm::Intrinsic::ctlz, {a[0]->getType()}, {a[0], b_.getFalse()});
           break;
         case Op::kSelect:
-          if (fast && fallback_[i]) {
+          if (fast && fallback[i]) {
             // The fast path; remember whether this point needed the fallback.
             need_ = b_.CreateOr(need_, b_.CreateNot(a[0]));
             v[i] = a[1];
@@ -557,9 +934,8 @@ class Emitter {
   llvm::Module& m_;
   llvm::LLVMContext& c_;
   llvm::IRBuilder<> b_;
-  scalar::Program body_;
-  std::vector<bool> fallback_;
-  bool has_fallback_ = false;
+  Body main_;
+  std::vector<Body> stage_bodies_;
   size_t rank_ = 0;
   std::vector<int64_t> dims_;
   llvm::Function* fn_ = nullptr;
@@ -568,6 +944,14 @@ class Emitter {
   std::vector<int64_t> load_step_, index_step_;
   llvm::Value* row_start_ = nullptr;
   llvm::Value* need_ = nullptr;
+  // Reduction kernels.
+  std::vector<llvm::Value*> outer_idx_;
+  std::vector<int64_t> inner_dims_;
+  struct StageArrays {
+    int64_t lanes = 8;
+    std::vector<llvm::AllocaInst*> cur, stack;  // per reducer: [lanes], [levels][lanes]
+  };
+  std::vector<StageArrays> arrays_;  // per stage
 };
 
 }  // namespace

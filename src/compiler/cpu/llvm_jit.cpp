@@ -13,6 +13,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -103,6 +104,7 @@ void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
 struct CpuKernel::Code {
   Entry entry = nullptr;
   double ms = 0;
+  int64_t grain = runtime::kElementwiseGrain;  // entry points (outer points) per chunk
   llvm::orc::ResourceTrackerSP tracker;
   ~Code() {
     if (tracker) llvm::consumeError(tracker->remove());
@@ -117,8 +119,7 @@ double CpuKernel::compile_ms() const { return code_->ms; }
 void CpuKernel::run(std::span<void* const> buffers, int64_t num_points) const {
   const Entry e = code_->entry;
   void* const* b = buffers.data();
-  runtime::parallel_for(num_points, runtime::kElementwiseGrain,
-                        [e, b](int64_t lo, int64_t hi) { e(b, lo, hi); });
+  runtime::parallel_for(num_points, code_->grain, [e, b](int64_t lo, int64_t hi) { e(b, lo, hi); });
 }
 
 std::shared_ptr<const CpuKernel> compile_kernel(const kir::Kernel& k) {
@@ -152,6 +153,9 @@ std::shared_ptr<const CpuKernel> compile_kernel(const kir::Kernel& k) {
     fail("adding kernel " + k.name, std::move(e));
   const llvm::orc::ExecutorAddr addr = take(J.lljit->lookup(name), "linking kernel " + k.name);
   code->entry = addr.toPtr<CpuKernel::Entry>();
+  if (!k.stages.empty())
+    code->grain =
+        std::max<int64_t>(1, runtime::kElementwiseGrain / std::max<int64_t>(1, k.num_inner()));
   code->ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ++J.stats.compiled;

@@ -8,8 +8,8 @@
 // symbols, so nothing depends on how libtessera was loaded.
 //
 // run() splits the iteration space over the runtime's thread pool in fixed chunks of
-// kElementwiseGrain points: the points are independent, so the bits never depend on the thread
-// count. This header includes no LLVM header.
+// kElementwiseGrain points (a reduction kernel: of outer points, about that many points each):
+// the points are independent, so the bits never depend on the thread count. This header includes no LLVM header.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,8 @@ class CpuKernel {
   struct Code;  // the JIT's record (llvm_jit.cpp)
 
   explicit CpuKernel(std::shared_ptr<Code> code);
-  // buffers: the kernel's inputs then its outputs (host memory, sized as the kernel says).
+  // buffers: the kernel's inputs then its outputs (host memory, sized as the kernel says);
+  // num_points: the kernel's num_outer() (for a map kernel, all its points).
   void run(std::span<void* const> buffers, int64_t num_points) const;
   Entry entry() const;
   double compile_ms() const;  // optimization + code generation of its module
