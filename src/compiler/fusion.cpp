@@ -250,6 +250,15 @@ class KernelBuilder {
                         : ph_->builder->input(static_cast<int>(ph_->loads.size() + k));
   }
 
+  // Whether two forms take the same value at every point of the space (a unit dimension's
+  // coefficient does not matter: NumPy-style broadcasting reads it at 0).
+  bool same_over_space(const kir::Affine& a, const kir::Affine& b) const {
+    if (a.offset != b.offset) return false;
+    for (size_t d = 0; d < dims_.size(); ++d)
+      if (dims_[d] != 1 && a.coeff[d] != b.coeff[d]) return false;
+    return true;
+  }
+
   bool member(const Var& v) const {
     auto it = producer_.find(v.id());
     return it != producer_.end() && group_of_[it->second] == group_;
@@ -282,7 +291,7 @@ class KernelBuilder {
     const Shape& x = atom_aval(e.invars[0]).shape;
     bool ok = x == dims_ && res.aval().shape.size() == outer_ && point.size() == outer_;
     for (size_t d = 0; ok && d < outer_; ++d)
-      ok = over_dims(point[d]) == kir::Affine::dim(d, dims_.size());
+      ok = same_over_space(over_dims(point[d]), kir::Affine::dim(d, dims_.size()));
     if (!ok) throw CannotCompose{m};
     auto it = row_of_.find(res.id());
     if (it == row_of_.end()) {

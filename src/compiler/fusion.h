@@ -3,17 +3,22 @@
 //
 // An equation is fusible when it has no effects, one result, no 16-bit or extended dtypes, and
 // is either elementwise with a scalar definition (operands broadcasting NumPy-style to
-// exactly its result) or an index map with an index-map rule
-// (index_map.h). Groups grow from consumers to producers, walking the equations backwards: a
-// fusible producer joins its consumers' group when every reader of its result is in that one
-// group and the result is not a program output — so a group is entered only through its root
-// (the last equation) and no cycle can form — unless that would recompute an expensive
-// (transcendental) value at more points than it has elements (a broadcast of exp(x)). A group
-// is kept when it holds at least two equations, one of them elementwise; its kernel iterates
-// over the root's result, reads every value computed outside the group through an affine load,
-// and computes the rest at each point (values at the same point computed once). A producer
-// that cannot be composed at the points its consumers need (a general reshape of a computed
-// value) is made the root of a group of its own and planning runs again.
+// exactly its result), an index map with an index-map rule (index_map.h), or a reduction with
+// a reduction rule (reduce_rule.h) over trailing axes of at most 2^15 elements per row. Groups grow
+// from consumers to producers, walking the equations backwards: a fusible producer joins its
+// consumers' group when every reader of its result is in that one group and the result is not a
+// program output — so a group is entered only through its root (the last equation) and no cycle can
+// form — unless that would recompute an expensive (transcendental) value at more points than it has
+// elements (a broadcast of exp(x)) — unless the value is constant along the space's trailing
+// dimensions (computed once per row). A group is kept when it holds at least two equations, one of
+// them elementwise; its kernel iterates over the root's result (with reductions: over the root
+// reduction's, else the first reduction's, operand — outer dimensions its result's, inner the
+// folded ones — each reduction a stage of the kernel giving a row value, kernel_ir.h), reads every
+// value computed outside the group through an affine load, and computes the rest at each point
+// (values at the same point computed once per body). A reduction read anywhere but at the outer
+// point itself, or folding another space, becomes a root of its own. A producer that cannot be
+// composed at the points its consumers need (a general reshape of a computed value) is made the
+// root of a group of its own and planning runs again.
 #pragma once
 
 #include <cstdint>

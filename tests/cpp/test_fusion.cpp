@@ -354,6 +354,22 @@ TEST(FusionReductions, SoftmaxIsOneKernelWithTwoStages) {
   }
 }
 
+TEST(FusionReductions, UnitDimensionsStillFuse) {
+  // A unit dimension is read at 0 by broadcasting: the row value is still at the outer point.
+  for (Shape s : {Shape{1, 1}, Shape{1, 9}, Shape{4, 1}, Shape{3, 1, 5}}) {
+    SCOPED_TRACE(std::to_string(s.size()) + "-d");
+    Array x = random_array(s, DType::kFloat32, -4, 4);
+    auto f = [](const Array& a) {
+      Array m = tnp::max(a, -1, true);
+      Array e = tnp::exp(a - lax::stop_gradient(m));
+      return e / tnp::sum(e, -1, true);
+    };
+    FusionPlan p = plan_of(f, x);
+    EXPECT_EQ(p.groups.size(), 1u);
+    expect_jit_close(f, 0, x);
+  }
+}
+
 TEST(FusionReductions, LayerNormIsOneKernel) {
   Array x = random_array({17, 96}, DType::kFloat32, -3, 5), g = random_array({96}, DType::kFloat32),
         b = random_array({96}, DType::kFloat32);
