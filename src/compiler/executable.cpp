@@ -220,37 +220,66 @@ std::string LoweredThunk::text() const {
 
 namespace {
 
+// s with every line after the first indented by `pad`.
+std::string indented(const std::string& s, const std::string& pad) {
+  std::string r;
+  for (char c : s) {
+    r += c;
+    if (c == '\n') r += pad;
+  }
+  while (!r.empty() && (r.back() == ' ' || r.back() == '\n')) r.pop_back();
+  return r;
+}
+
 // Runs one fusion group's compiled kernel (compiler/cpu/llvm_jit.h) over fresh output memory.
 class FusedThunk final : public Thunk {
  public:
   FusedThunk(kir::Kernel kernel, std::shared_ptr<const cpu::CpuKernel> code,
-             std::vector<Operand> in, int32_t out, Aval out_aval)
+             std::vector<Operand> in, std::vector<int32_t> out, std::vector<Aval> out_avals,
+             cpu::KernelText shown)
       : kernel_(std::move(kernel)),
         code_(std::move(code)),
         in_(std::move(in)),
-        out_(out),
-        out_aval_(std::move(out_aval)) {}
+        out_(std::move(out)),
+        out_avals_(std::move(out_avals)),
+        shown_(shown) {}
 
   void execute(const ExecContext& ctx, std::vector<Array>& buffers) const override {
     std::vector<void*> ptrs;
-    ptrs.reserve(in_.size() + 1);
+    ptrs.reserve(in_.size() + out_.size());
     for (const Operand& o : in_)
       ptrs.push_back(const_cast<void*>(buffers[o.buffer].raw_data("jit")));
-    Array r = empty_array(out_aval_, "jit", ctx.device);
-    ptrs.push_back(r.buffer("jit")->data());
+    std::vector<Array> results;
+    for (const Aval& a : out_avals_) {
+      results.push_back(empty_array(a, "jit", ctx.device));
+      ptrs.push_back(results.back().buffer("jit")->data());
+    }
     code_->run(ptrs, kernel_.num_outer());
-    if (out_ >= 0) buffers[out_] = std::move(r);
+    for (size_t o = 0; o < out_.size(); ++o)
+      if (out_[o] >= 0) buffers[out_[o]] = std::move(results[o]);
   }
 
   std::string text() const override {
-    std::string s = buffer_str(out_);
-    s += ':';
-    s += out_aval_.str();
+    std::string s;
+    for (size_t o = 0; o < out_.size(); ++o) {
+      if (o) s += ", ";
+      s += buffer_str(out_[o]);
+      s += ':';
+      s += out_avals_[o].str();
+    }
     s += " = fused ";
     s += kernel_.name;
     s += operands_str(in_);
     s += "\n      ";
-    s += kernel_.signature_text();
+    s += indented(kernel_.signature_text(), "      ");
+    if (shown_.llvm_ir) {
+      s += "\n      ; llvm ir:\n      ";
+      s += indented(code_->llvm_ir(), "      ");
+    }
+    if (shown_.assembly) {
+      s += "\n      ; assembly:\n      ";
+      s += indented(code_->assembly(), "      ");
+    }
     return s;
   }
 
@@ -258,14 +287,37 @@ class FusedThunk final : public Thunk {
   kir::Kernel kernel_;
   std::shared_ptr<const cpu::CpuKernel> code_;
   std::vector<Operand> in_;
-  int32_t out_;
-  Aval out_aval_;
+  std::vector<int32_t> out_;
+  std::vector<Aval> out_avals_;
+  cpu::KernelText shown_;  // what text() adds (TESSERA_KERNEL_TEXT when compiled)
 };
 
 // TESSERA_FUSION=0 turns loop fusion off (every equation its own thunk): for comparisons.
 bool fusion_enabled() {
   const char* v = std::getenv("TESSERA_FUSION");
   return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
+// TESSERA_KERNEL_TEXT=llvm|asm|all (comma-separated): every fused kernel compiled keeps its
+// optimized LLVM IR / host assembly, and the executable's text (Compiled.as_text) shows them.
+cpu::KernelText kernel_text_wanted() {
+  cpu::KernelText t;
+  const char* v = std::getenv("TESSERA_KERNEL_TEXT");
+  if (v == nullptr) return t;
+  std::string_view rest(v);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (item == "llvm" || item == "all") t.llvm_ir = true;
+    if (item == "asm" || item == "all") t.assembly = true;
+    if (item != "llvm" && item != "asm" && item != "all")
+      throw ValueError(op_message("TESSERA_KERNEL_TEXT", "unknown item '" + std::string(item) +
+                                                             "' in '" + v +
+                                                             "'; accepted: llvm, asm, all "
+                                                             "(comma-separated)"));
+  }
+  return t;
 }
 
 }  // namespace
@@ -296,6 +348,7 @@ std::shared_ptr<const Executable> compile(const Jaxpr& j) {
   // members get no thunk and their results no buffer.
   FusionPlan plan;
   if (fusion_enabled()) plan = plan_fusion(p);
+  const cpu::KernelText text = plan.groups.empty() ? cpu::KernelText{} : kernel_text_wanted();
   if (plan.group_of.empty()) plan.group_of.assign(p.eqns.size(), -1);
   auto position = [&](size_t k) {
     const int32_t g = plan.group_of[k];
@@ -338,11 +391,16 @@ std::shared_ptr<const Executable> compile(const Jaxpr& j) {
         in.push_back(operand(v));
         reads.push_back(v);
       }
-      const Var& r = e.outvars[0];
-      const int32_t out = last.count(r.id()) ? new_buffer(r) : -1;
+      std::vector<int32_t> out;
+      std::vector<Aval> out_avals;
+      for (const Var& r : g.outputs) {
+        out.push_back(last.count(r.id()) ? new_buffer(r) : -1);
+        out_avals.push_back(r.aval());
+      }
       exe->release_after_.push_back(releases(k, reads));
-      exe->thunks_.push_back(std::make_unique<FusedThunk>(g.kernel, cpu::compile_kernel(g.kernel),
-                                                          std::move(in), out, r.aval()));
+      exe->thunks_.push_back(
+          std::make_unique<FusedThunk>(g.kernel, cpu::compile_kernel(g.kernel, text), std::move(in),
+                                       std::move(out), std::move(out_avals), text));
       continue;
     }
     std::vector<Operand> in;

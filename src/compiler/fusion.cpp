@@ -99,6 +99,35 @@ bool row_prefix(const Shape& s, const Shape& space) {
   return true;
 }
 
+// Emits program p's instructions into b with its inputs bound to args; returns its outputs.
+std::vector<scalar::Value> splice_program(scalar::Builder& b, const scalar::Program& p,
+                                          std::span<const scalar::Value> args) {
+  std::vector<scalar::Value> val(p.instrs.size());
+  for (size_t i = 0; i < p.instrs.size(); ++i) {
+    const scalar::Instr& in = p.instrs[i];
+    std::vector<scalar::Value> ops;
+    const int n = in.op == scalar::Op::kExtern ? scalar::fn_arity(static_cast<scalar::Fn>(in.index))
+                                               : scalar::op_arity(in.op);
+    for (int k = 0; k < n; ++k) ops.push_back(val[static_cast<size_t>(in.args[k])]);
+    switch (in.op) {
+      case scalar::Op::kInput:
+        val[i] = args[static_cast<size_t>(in.index)];
+        break;
+      case scalar::Op::kConst:
+        val[i] = b.constant_bits(in.literal, in.type);
+        break;
+      case scalar::Op::kExtern:
+        val[i] = b.call(static_cast<scalar::Fn>(in.index), ops);
+        break;
+      default:
+        val[i] = b.op(in.op, ops, in.type);
+    }
+  }
+  std::vector<scalar::Value> out;
+  for (int32_t o : p.outputs) out.push_back(val[static_cast<size_t>(o)]);
+  return out;
+}
+
 // Thrown while building a body: equation `eqn` cannot be computed inside the kernel.
 struct CannotCompose {
   size_t eqn;
@@ -159,9 +188,8 @@ class KernelBuilder {
     k.indices = std::move(final_phase.indices);
     k.body = std::move(body);
     k.verify();
-    k = k.collapsed();
-    k.verify();
     g.inputs = inputs_;
+    g.outputs = {out};
     return g;
   }
 
@@ -352,32 +380,9 @@ class KernelBuilder {
     throw_internal("compiler/fusion", "unknown index-map result");
   }
 
-  // Emits program p's instructions with its inputs bound to args.
+  // Emits program p's instructions with its inputs bound to args; its first output.
   scalar::Value splice(const scalar::Program& p, std::span<const scalar::Value> args) {
-    scalar::Builder& b = *ph_->builder;
-    std::vector<scalar::Value> val(p.instrs.size());
-    for (size_t i = 0; i < p.instrs.size(); ++i) {
-      const scalar::Instr& in = p.instrs[i];
-      std::vector<scalar::Value> ops;
-      const int n = in.op == scalar::Op::kExtern
-                        ? scalar::fn_arity(static_cast<scalar::Fn>(in.index))
-                        : scalar::op_arity(in.op);
-      for (int k = 0; k < n; ++k) ops.push_back(val[static_cast<size_t>(in.args[k])]);
-      switch (in.op) {
-        case scalar::Op::kInput:
-          val[i] = args[static_cast<size_t>(in.index)];
-          break;
-        case scalar::Op::kConst:
-          val[i] = b.constant_bits(in.literal, in.type);
-          break;
-        case scalar::Op::kExtern:
-          val[i] = b.call(static_cast<scalar::Fn>(in.index), ops);
-          break;
-        default:
-          val[i] = b.op(in.op, ops, in.type);
-      }
-    }
-    return val[static_cast<size_t>(p.outputs.at(0))];
+    return splice_program(*ph_->builder, p, args).at(0);
   }
 
   const Jaxpr& j_;
@@ -394,6 +399,167 @@ class KernelBuilder {
   std::vector<DType> row_types_;
   std::vector<size_t> rows_visible_;  // per body being emitted: row values it may read
 };
+
+// ---- sibling multi-output fusion ----
+
+// One kernel computing both a's and b's outputs (a's first): the same iteration space; inputs,
+// loads and index values shared where equal; b's stages after a's, reading a's row values too.
+kir::Kernel merge_kernels(const kir::Kernel& a, const std::vector<Var>& a_in, const kir::Kernel& b,
+                          const std::vector<Var>& b_in, std::vector<Var>& inputs) {
+  kir::Kernel k = a;
+  if (a.stages.empty()) {  // a map kernel takes b's reduction dimensions
+    k.inner = b.inner;
+    k.row_outputs = b.row_outputs;
+  }
+  inputs = a_in;
+  std::vector<int32_t> param(b_in.size());
+  for (size_t i = 0; i < b_in.size(); ++i) {
+    auto it = std::find(inputs.begin(), inputs.end(), b_in[i]);
+    if (it == inputs.end()) {
+      inputs.push_back(b_in[i]);
+      k.inputs.push_back(b.inputs[i]);
+      it = inputs.end() - 1;
+    }
+    param[i] = static_cast<int32_t>(it - inputs.begin());
+  }
+  const size_t a_rows = a.num_row_values();
+  std::vector<DType> a_row_types;
+  for (const kir::Stage& st : a.stages)
+    for (const kir::Reducer& r : st.reducers) a_row_types.push_back(r.type);
+  // A body of b's (its loads remapped) re-emitted over (loads, indices, a's rows, b's rows),
+  // after a's body when `base` is given (the final body): into out's loads, indices, body.
+  auto rebuild = [&](const std::vector<kir::Load>& base_loads,
+                     const std::vector<kir::IndexValue>& base_idx, const scalar::Program* base,
+                     const std::vector<kir::Load>& loads, const std::vector<kir::IndexValue>& idx,
+                     const scalar::Program& body, size_t b_rows, kir::Stage& out) {
+    out.loads = base_loads;
+    out.indices = base_idx;
+    std::vector<size_t> lmap, imap;
+    for (const kir::Load& l : loads) {
+      kir::Load m{param[static_cast<size_t>(l.param)], l.index};
+      auto it = std::find(out.loads.begin(), out.loads.end(), m);
+      if (it == out.loads.end()) it = out.loads.insert(out.loads.end(), m);
+      lmap.push_back(static_cast<size_t>(it - out.loads.begin()));
+    }
+    for (const kir::IndexValue& v : idx) {
+      auto it = std::find(out.indices.begin(), out.indices.end(), v);
+      if (it == out.indices.end()) it = out.indices.insert(out.indices.end(), v);
+      imap.push_back(static_cast<size_t>(it - out.indices.begin()));
+    }
+    std::vector<DType> types;
+    for (const kir::Load& l : out.loads)
+      types.push_back(k.inputs[static_cast<size_t>(l.param)].dtype);
+    types.insert(types.end(), out.indices.size(), DType::kInt64);
+    // Every body sees all of a's row values, then b's (a stage of b: those before it).
+    std::vector<DType> rows = a_row_types;
+    for (size_t r = 0; r < b_rows; ++r) rows.push_back(body.inputs[loads.size() + idx.size() + r]);
+    const size_t first_row = types.size();
+    types.insert(types.end(), rows.begin(), rows.end());
+    scalar::Builder bl(types);
+    std::vector<scalar::Value> outs;
+    if (base != nullptr) {  // a's body: its loads and indices are the first ones, then a's rows
+      std::vector<scalar::Value> args;
+      for (size_t i = 0; i < base_loads.size(); ++i) args.push_back(bl.input(static_cast<int>(i)));
+      for (size_t i = 0; i < base_idx.size(); ++i)
+        args.push_back(bl.input(static_cast<int>(out.loads.size() + i)));
+      for (size_t r = 0; r < a_rows; ++r) args.push_back(bl.input(static_cast<int>(first_row + r)));
+      outs = splice_program(bl, *base, args);
+    }
+    std::vector<scalar::Value> args;
+    for (size_t m : lmap) args.push_back(bl.input(static_cast<int>(m)));
+    for (size_t m : imap) args.push_back(bl.input(static_cast<int>(out.loads.size() + m)));
+    for (size_t r = 0; r < b_rows; ++r)
+      args.push_back(bl.input(static_cast<int>(first_row + a_rows + r)));
+    const std::vector<scalar::Value> bo = splice_program(bl, body, args);
+    outs.insert(outs.end(), bo.begin(), bo.end());
+    out.body = std::move(bl).finish(outs);
+  };
+  size_t b_rows = 0;
+  for (const kir::Stage& st : b.stages) {
+    kir::Stage ns;
+    rebuild({}, {}, nullptr, st.loads, st.indices, st.body, b_rows, ns);
+    ns.reducers = st.reducers;
+    b_rows += st.reducers.size();
+    k.stages.push_back(std::move(ns));
+  }
+  kir::Stage fin;
+  rebuild(a.loads, a.indices, &a.body, b.loads, b.indices, b.body, b_rows, fin);
+  k.loads = std::move(fin.loads);
+  k.indices = std::move(fin.indices);
+  k.body = std::move(fin.body);
+  k.outputs.insert(k.outputs.end(), b.outputs.begin(), b.outputs.end());
+  k.verify();
+  return k;
+}
+
+// Groups over the same iteration space that read a common input and do not depend on each
+// other become one kernel with several outputs (each input read once for all), placed at the
+// later root — when nothing outside reads the earlier group's outputs before that.
+void merge_siblings(const Jaxpr& j, FusionPlan& plan) {
+  const size_t n = j.eqns.size();
+  if (plan.groups.size() < 2 || plan.groups.size() > 256) return;
+  std::unordered_map<uint64_t, size_t> producer;
+  for (size_t k = 0; k < n; ++k)
+    for (const Var& v : j.eqns[k].outvars) producer[v.id()] = k;
+  auto position = [&](size_t k) {
+    const int32_t g = plan.group_of[k];
+    return g < 0 ? k : plan.groups[static_cast<size_t>(g)].root();
+  };
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (size_t ai = 0; ai < plan.groups.size() && !changed; ++ai) {
+      for (size_t bi = ai + 1; bi < plan.groups.size() && !changed; ++bi) {
+        FusionGroup& A = plan.groups[ai];
+        FusionGroup& B = plan.groups[bi];
+        const kir::Kernel &ka = A.kernel, &kb = B.kernel;
+        // The same space: equal kernels, or a map kernel beside a reduction kernel whose body
+        // runs at every point.
+        const bool same = ka.inner == kb.inner && ka.row_outputs == kb.row_outputs;
+        const bool map_beside = (ka.stages.empty() && !kb.row_outputs) ||
+                                (kb.stages.empty() && !ka.row_outputs);
+        if (ka.dims != kb.dims || !(same || map_beside)) continue;
+        bool share = false;
+        for (const Var& v : B.inputs)
+          share |= std::find(A.inputs.begin(), A.inputs.end(), v) != A.inputs.end();
+        if (!share) continue;
+        const size_t a_root = A.root(), b_root = B.root();
+        if (b_root < a_root) continue;
+        // Everything that depends on A's outputs, in program order.
+        std::vector<char> dep(n, 0);
+        std::unordered_set<uint64_t> a_out;
+        for (const Var& v : A.outputs) a_out.insert(v.id());
+        bool ok = true;
+        for (size_t k = a_root + 1; k < n && ok; ++k) {
+          for (const Atom& at : j.eqns[k].invars)
+            if (const Var* v = std::get_if<Var>(&at)) {
+              const bool from_a = a_out.count(v->id()) > 0;
+              auto p = producer.find(v->id());
+              if (from_a || (p != producer.end() && dep[p->second])) dep[k] = 1;
+              // A reader of A's outputs outside A must run after the merged kernel.
+              if (from_a && plan.group_of[k] != static_cast<int32_t>(ai) && position(k) <= b_root)
+                ok = false;
+            }
+          if (dep[k] && plan.group_of[k] == static_cast<int32_t>(bi)) ok = false;
+        }
+        if (!ok) continue;
+        FusionGroup m;
+        m.kernel = merge_kernels(ka, A.inputs, kb, B.inputs, m.inputs);
+        m.members = A.members;
+        m.members.insert(m.members.end(), B.members.begin(), B.members.end());
+        std::sort(m.members.begin(), m.members.end());
+        m.outputs = A.outputs;
+        m.outputs.insert(m.outputs.end(), B.outputs.begin(), B.outputs.end());
+        plan.groups[bi] = std::move(m);
+        plan.groups.erase(plan.groups.begin() + static_cast<std::ptrdiff_t>(ai));
+        plan.group_of.assign(n, -1);
+        for (size_t g = 0; g < plan.groups.size(); ++g)
+          for (size_t mm : plan.groups[g].members) plan.group_of[mm] = static_cast<int32_t>(g);
+        changed = true;
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -517,6 +683,13 @@ FusionPlan plan_fusion(const Jaxpr& j) {
       for (size_t i = 0; i < order.size(); ++i) {
         KernelBuilder kb(j, producer, plan.group_of, static_cast<int32_t>(i));
         plan.groups.push_back(kb.build(kept[order[i]]));
+      }
+      merge_siblings(j, plan);
+      for (size_t i = 0; i < plan.groups.size(); ++i) {
+        kir::Kernel& k = plan.groups[i].kernel;
+        k.name = "fusion." + std::to_string(i);
+        k = k.collapsed();
+        k.verify();
       }
       return plan;
     } catch (const CannotCompose& c) {

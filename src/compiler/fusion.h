@@ -31,8 +31,9 @@ namespace tessera::compiler {
 
 struct FusionGroup {
   std::vector<size_t> members;  // equation indices, ascending; the last is the root
-  kir::Kernel kernel;           // collapsed; its outputs are the root's results
+  kir::Kernel kernel;           // collapsed
   std::vector<Var> inputs;      // the kernel's input buffers, in param order
+  std::vector<Var> outputs;     // the values its outputs hold, in output order
   size_t root() const { return members.back(); }
 };
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -33,25 +34,33 @@ FusionPlan check_plan(const ClosedJaxpr& cj, std::span<const Array> args) {
   FusionPlan plan = plan_fusion(j);
   for (const compiler::FusionGroup& g : plan.groups) {
     SCOPED_TRACE(g.kernel.text());
-    // The eager values of the group's inputs and root: the same program with those outputs.
+    // The eager values of the group's inputs and outputs: the same program with those outputs.
     Jaxpr probe = j;
     probe.outvars.clear();
     for (const Var& v : g.inputs) probe.outvars.push_back(v);
-    probe.outvars.push_back(j.eqns[g.root()].outvars[0]);
+    for (const Var& v : g.outputs) probe.outvars.push_back(v);
+    EXPECT_EQ(g.outputs.back(), j.eqns[g.root()].outvars[0]);
     std::vector<Array> vals = eval_jaxpr(probe, cj.consts, args);
     std::vector<const void*> ins;
-    for (size_t k = 0; k + 1 < vals.size(); ++k) ins.push_back(vals[k].raw_data("test"));
-    const Array& want = vals.back();
-    std::vector<char> buf(static_cast<size_t>(want.aval().size()) * itemsize(want.dtype()));
-    std::vector<void*> outs{buf.data()};
+    for (size_t k = 0; k < g.inputs.size(); ++k) ins.push_back(vals[k].raw_data("test"));
+    std::vector<std::vector<char>> bufs;
+    std::vector<void*> outs;
+    for (size_t o = 0; o < g.outputs.size(); ++o) {
+      const Array& want = vals[g.inputs.size() + o];
+      bufs.emplace_back(static_cast<size_t>(want.aval().size()) * itemsize(want.dtype()));
+    }
+    for (auto& b : bufs) outs.push_back(b.data());
     compiler::kir::evaluate(g.kernel, ins, outs);
-    Array got = array_from_host(want.aval(), buf.data());
-    const bool exact = !is_floating(want.dtype());
-    // The evaluator folds reductions in order, the eager kernel pairwise: a looser bound there.
-    const double tol = exact ? 0 : g.kernel.stages.empty() ? 2e-6 : 5e-5;
-    const std::string bad =
-        testing::compare(to_doubles(got), to_doubles(want), tol, exact ? 0 : tol / 2);
-    EXPECT_EQ(bad, "") << to_string(j);
+    for (size_t o = 0; o < g.outputs.size(); ++o) {
+      const Array& want = vals[g.inputs.size() + o];
+      Array got = array_from_host(want.aval(), bufs[o].data());
+      const bool exact = !is_floating(want.dtype());
+      // The evaluator folds reductions in order, the eager kernel pairwise: a looser bound there.
+      const double tol = exact ? 0 : g.kernel.stages.empty() ? 2e-6 : 5e-5;
+      const std::string bad =
+          testing::compare(to_doubles(got), to_doubles(want), tol, exact ? 0 : tol / 2);
+      EXPECT_EQ(bad, "") << "output " << o << "\n" << to_string(j);
+    }
   }
   // group_of agrees with the members.
   for (size_t gi = 0; gi < plan.groups.size(); ++gi)
@@ -368,6 +377,89 @@ TEST(FusionReductions, UnitDimensionsStillFuse) {
     EXPECT_EQ(p.groups.size(), 1u);
     expect_jit_close(f, 0, x);
   }
+}
+
+TEST(FusionReductions, KernelTextAddsLlvmIrAndAssembly) {
+  Array x = random_array({8, 100}, DType::kFloat32);
+  auto f = [](const Array& a) { return tnp::sum(tnp::exp(a) * 3.0f, 1); };
+  ASSERT_EQ(setenv("TESSERA_KERNEL_TEXT", "llvm,asm", 1), 0);
+  auto with_text = jit(f).lower(x).compile();
+  const std::string t = with_text.as_text();
+  ASSERT_EQ(unsetenv("TESSERA_KERNEL_TEXT"), 0);
+  EXPECT_NE(t.find("; llvm ir:"), std::string::npos) << t;
+  EXPECT_NE(t.find("define void @tessera_kernel_"), std::string::npos) << t;
+  EXPECT_NE(t.find("; assembly:"), std::string::npos) << t;
+  EXPECT_NE(t.find("ret"), std::string::npos) << t;
+  // Without the flag: the plan only (also when the kernel comes from the cache with its text).
+  const std::string plain = jit(f).lower(x).compile().as_text();
+  EXPECT_EQ(plain.find("; llvm ir:"), std::string::npos) << plain;
+  ASSERT_EQ(setenv("TESSERA_KERNEL_TEXT", "llvm,ptx", 1), 0);
+  EXPECT_ERROR(ValueError, jit(f).lower(x).compile(),
+               "[TESSERA_KERNEL_TEXT] unknown item 'ptx' in 'llvm,ptx'; accepted: llvm, asm, all");
+  ASSERT_EQ(unsetenv("TESSERA_KERNEL_TEXT"), 0);
+}
+
+TEST(FusionSiblings, GroupsReadingOneInputShareAKernel) {
+  Array x = random_array({16, 300}, DType::kFloat32), y = random_array({16, 300}, DType::kFloat32);
+  // Two reductions of one row: one kernel, x read once, two outputs.
+  auto two = [](const Array& a) {
+    return std::vector<Array>{tnp::sum(tnp::exp(a), 1), tnp::max(a * 2.0f, 1)};
+  };
+  ClosedJaxpr cj = make_jaxpr(two)(x);
+  FusionPlan p = check_plan(cj, std::vector<Array>{x});
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].outputs.size(), 2u);
+  EXPECT_EQ(p.groups[0].inputs.size(), 1u);
+  EXPECT_EQ(p.groups[0].kernel.stages.size(), 2u);
+  {
+    auto jf = jit(two);
+    std::vector<Array> got = jf(x), want = two(x);
+    for (size_t i = 0; i < 2; ++i)
+      EXPECT_EQ(testing::compare(to_doubles(got[i]), to_doubles(want[i]), 0, 0), "");
+    const std::string t = jf.lower(x).compile().as_text();
+    EXPECT_NE(t.find(", %"), std::string::npos) << t;  // two results of one thunk
+  }
+  // Elementwise siblings and a softmax beside a row sum of the same input.
+  auto three = [](const Array& a, const Array& b) {
+    Array e = tnp::exp(a - tnp::max(a, 1, true));
+    return std::vector<Array>{a * 2.0f + b, tnp::tanh(a) - b, e / tnp::sum(e, 1, true),
+                              tnp::sum(a * b, 1)};
+  };
+  ClosedJaxpr cj3 = make_jaxpr(three)(x, y);
+  FusionPlan p3 = check_plan(cj3, std::vector<Array>{x, y});
+  size_t outs = 0;
+  for (const auto& g : p3.groups) outs += g.outputs.size();
+  EXPECT_EQ(outs, 4u);
+  // The maps join the softmax kernel (its body runs at every point); the row sum is stored per
+  // row, a kernel of its own.
+  EXPECT_EQ(p3.groups.size(), 2u);
+  std::vector<Array> got = jit(three)(x, y), want = three(x, y);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(testing::compare(to_doubles(got[i]), to_doubles(want[i]), 0, 0), "") << i;
+}
+
+TEST(FusionSiblings, DependentOrEarlierReadGroupsStayApart) {
+  Array x = random_array({8, 64}, DType::kFloat32), w = random_array({64, 64}, DType::kFloat32);
+  // The second group reads the first's result through a matmul: merging would need it earlier.
+  auto f = [w](const Array& a) {
+    Array h = tnp::tanh(a * 2.0f);
+    Array u = tnp::matmul(h, w);
+    return u * tnp::exp(a) + a;
+  };
+  FusionPlan p = plan_of(f, x);
+  EXPECT_EQ(p.groups.size(), 2u);
+  for (const auto& g : p.groups) EXPECT_EQ(g.outputs.size(), 1u);
+  expect_jit_close(f, 0, x);
+  // A reader of the first group's result between the two roots keeps them apart.
+  auto g = [w](const Array& a) {
+    Array h = tnp::exp(a) * 2.0f;
+    Array u = tnp::matmul(h, w);
+    Array v = tnp::sin(a) + 1.0f;
+    return std::vector<Array>{u, v * v};
+  };
+  ClosedJaxpr cj = make_jaxpr(g)(x);
+  FusionPlan q = check_plan(cj, std::vector<Array>{x});
+  for (const auto& gr : q.groups) EXPECT_EQ(gr.outputs.size(), 1u);
 }
 
 TEST(FusionReductions, LayerNormIsOneKernel) {

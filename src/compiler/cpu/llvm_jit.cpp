@@ -7,11 +7,14 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 
 #include <algorithm>
 #include <chrono>
@@ -105,6 +108,7 @@ struct CpuKernel::Code {
   Entry entry = nullptr;
   double ms = 0;
   int64_t grain = runtime::kElementwiseGrain;  // entry points (outer points) per chunk
+  std::string llvm_ir, assembly;               // kept when asked for (KernelText)
   llvm::orc::ResourceTrackerSP tracker;
   ~Code() {
     if (tracker) llvm::consumeError(tracker->remove());
@@ -115,6 +119,8 @@ CpuKernel::CpuKernel(std::shared_ptr<Code> code) : code_(std::move(code)) {}
 
 CpuKernel::Entry CpuKernel::entry() const { return code_->entry; }
 double CpuKernel::compile_ms() const { return code_->ms; }
+const std::string& CpuKernel::llvm_ir() const { return code_->llvm_ir; }
+const std::string& CpuKernel::assembly() const { return code_->assembly; }
 
 void CpuKernel::run(std::span<void* const> buffers, int64_t num_points) const {
   const Entry e = code_->entry;
@@ -122,13 +128,14 @@ void CpuKernel::run(std::span<void* const> buffers, int64_t num_points) const {
   runtime::parallel_for(num_points, code_->grain, [e, b](int64_t lo, int64_t hi) { e(b, lo, hi); });
 }
 
-std::shared_ptr<const CpuKernel> compile_kernel(const kir::Kernel& k) {
+std::shared_ptr<const CpuKernel> compile_kernel(const kir::Kernel& k, KernelText text) {
   k.verify();
   Jit& J = jit();
   const std::string key = k.signature_text();
   std::lock_guard<std::mutex> lock(J.mu);
   if (auto it = J.cache.find(key); it != J.cache.end()) {
-    if (std::shared_ptr<CpuKernel::Code> c = it->second.lock()) {
+    std::shared_ptr<CpuKernel::Code> c = it->second.lock();
+    if (c && (!text.llvm_ir || !c->llvm_ir.empty()) && (!text.assembly || !c->assembly.empty())) {
       ++J.stats.cache_hits;
       return std::make_shared<const CpuKernel>(std::move(c));
     }
@@ -147,6 +154,21 @@ std::shared_ptr<const CpuKernel> compile_kernel(const kir::Kernel& k) {
   }
   optimize(*m, J.tm.get());
   auto code = std::make_shared<CpuKernel::Code>();
+  if (text.llvm_ir) {
+    llvm::raw_string_ostream os(code->llvm_ir);
+    m->print(os, nullptr);
+  }
+  if (text.assembly) {
+    // The JIT's own code generator on a copy of the optimized module.
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*m);
+    llvm::SmallString<0> buf;
+    llvm::raw_svector_ostream os(buf);
+    llvm::legacy::PassManager pm;
+    if (J.tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+      throw_internal(kLayer, "the target cannot print assembly");
+    pm.run(*copy);
+    code->assembly = std::string(buf.str());
+  }
   code->tracker = J.lljit->getMainJITDylib().createResourceTracker();
   if (llvm::Error e = J.lljit->addIRModule(
           code->tracker, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))

@@ -9,7 +9,8 @@
 //
 // run() splits the iteration space over the runtime's thread pool in fixed chunks of
 // kElementwiseGrain points (a reduction kernel: of outer points, about that many points each):
-// the points are independent, so the bits never depend on the thread count. This header includes no LLVM header.
+// the points are independent, so the bits never depend on the thread count. This header includes no
+// LLVM header.
 #pragma once
 
 #include <cstdint>
@@ -32,14 +33,25 @@ class CpuKernel {
   void run(std::span<void* const> buffers, int64_t num_points) const;
   Entry entry() const;
   double compile_ms() const;  // optimization + code generation of its module
+  // The optimized module's LLVM IR and the host assembly, when compiled with KernelText asking
+  // for them (empty otherwise).
+  const std::string& llvm_ir() const;
+  const std::string& assembly() const;
 
  private:
   std::shared_ptr<Code> code_;
 };
 
-// The compiled kernel (from the cache when an identical kernel was compiled and is alive).
-// InternalError when LLVM rejects it (a lowering bug: it names the kernel).
-std::shared_ptr<const CpuKernel> compile_kernel(const kir::Kernel& k);
+// What compile_kernel keeps beside the code (for Compiled.as_text and TESSERA_KERNEL_TEXT).
+struct KernelText {
+  bool llvm_ir = false;
+  bool assembly = false;
+};
+
+// The compiled kernel (from the cache when an identical kernel was compiled and is alive, and
+// kept the text asked for). InternalError when LLVM rejects it (a lowering bug: it names the
+// kernel).
+std::shared_ptr<const CpuKernel> compile_kernel(const kir::Kernel& k, KernelText text = {});
 
 struct JitStats {
   int64_t compiled = 0;    // modules compiled
