@@ -75,7 +75,8 @@ std::vector<bool> donation_mask(const JitOptions& options, const std::vector<Tre
 // The number of executables the eager path has compiled so far (tests count recompiles).
 int64_t jit_compile_count();
 // XLA's cost analysis of the optimized program of a closed jaxpr, with JAX's keys: "flops" and
-// "bytes accessed" (compiler::cost_analysis says how each equation is counted).
+// "bytes accessed" (compiler::cost_analysis says how each equation and fused kernel is
+// counted), plus "<kernel> flops" / "<kernel> bytes accessed" per fused kernel ("fusion.0").
 std::map<std::string, double> cost_analysis(const ClosedJaxpr& j);
 // JAX's TypeError when a Compiled is called with another structure or other avals than it was
 // compiled for ("Argument types differ from the types for which this computation was compiled").

@@ -34,18 +34,35 @@ std::string operand_str(const Operand& o) {
 
 // ---------------------------------------------------------------- cost analysis
 
+namespace {
+bool fusion_enabled();
+}  // namespace
+
 CostAnalysis cost_analysis(const Jaxpr& j) {
   CostAnalysis c;
+  // Fused kernels touch memory for their inputs and outputs only.
+  FusionPlan plan;
+  if (fusion_enabled()) plan = plan_fusion(j);
+  for (const FusionGroup& g : plan.groups) {
+    KernelCost k{g.kernel.name, 0, 0};
+    for (const Var& v : g.inputs) k.bytes_accessed += static_cast<double>(v.aval().nbytes());
+    for (const Var& v : g.outputs) k.bytes_accessed += static_cast<double>(v.aval().nbytes());
+    c.bytes_accessed += k.bytes_accessed;
+    c.kernels.push_back(std::move(k));
+  }
   auto elems = [](const Aval& a) { return static_cast<double>(a.size()); };
-  for (const JaxprEqn& e : j.eqns) {
+  for (size_t ei = 0; ei < j.eqns.size(); ++ei) {
+    const JaxprEqn& e = j.eqns[ei];
+    const int32_t group = plan.group_of.empty() ? -1 : plan.group_of[ei];
+    const double flops_before = c.flops;
     double in_elems = 0, out_elems = 0;
     for (const Atom& a : e.invars) {
       in_elems += elems(atom_aval(a));
-      c.bytes_accessed += static_cast<double>(atom_aval(a).nbytes());
+      if (group < 0) c.bytes_accessed += static_cast<double>(atom_aval(a).nbytes());
     }
     for (const Var& v : e.outvars) {
       out_elems += elems(v.aval());
-      c.bytes_accessed += static_cast<double>(v.aval().nbytes());
+      if (group < 0) c.bytes_accessed += static_cast<double>(v.aval().nbytes());
     }
     if (e.params.has("jaxpr")) {
       if (const auto* body = std::get_if<std::shared_ptr<const Jaxpr>>(&e.params.at("jaxpr"))) {
@@ -78,6 +95,7 @@ CostAnalysis cost_analysis(const Jaxpr& j) {
       default:
         c.flops += out_elems;
     }
+    if (group >= 0) c.kernels[static_cast<size_t>(group)].flops += c.flops - flops_before;
   }
   return c;
 }

@@ -108,10 +108,18 @@ class Executable {
 // operations and bytes read and written by its equations. Estimates by kind: an elementwise or
 // other equation counts one operation per output element (a reduction one per input element);
 // a contraction 2 * output elements * the contracted size (its dimension_numbers); an equation
-// carrying a body counts the body (times `length` for loops that declare it).
+// carrying a body counts the body (times `length` for loops that declare it). A fused kernel
+// (fusion.h) reads its inputs and writes its outputs once — its members' values never reach
+// memory — and is also counted on its own in `kernels`.
+struct KernelCost {
+  std::string name;  // "fusion.0"
+  double flops = 0;
+  double bytes_accessed = 0;
+};
 struct CostAnalysis {
   double flops = 0;
   double bytes_accessed = 0;
+  std::vector<KernelCost> kernels;  // the top-level program's fused kernels
 };
 CostAnalysis cost_analysis(const Jaxpr& j);
 

@@ -178,7 +178,12 @@ int64_t jit_compile_count() { return prims::jit_compile_count(); }
 std::map<std::string, double> cost_analysis(const ClosedJaxpr& j) {
   trace::Staged st = trace::hoist_consts(j);
   compiler::CostAnalysis c = compiler::cost_analysis(*compiler::optimize(*st.jaxpr));
-  return {{"flops", c.flops}, {"bytes accessed", c.bytes_accessed}};
+  std::map<std::string, double> r{{"flops", c.flops}, {"bytes accessed", c.bytes_accessed}};
+  for (const compiler::KernelCost& k : c.kernels) {
+    r[k.name + " flops"] = k.flops;
+    r[k.name + " bytes accessed"] = k.bytes_accessed;
+  }
+  return r;
 }
 
 void check_compiled_signature(const TreeDef& compiled_def, std::span<const Aval> compiled_avals,

@@ -280,6 +280,18 @@ TEST(Jit, CostAnalysisCountsByKind) {
   };
   ClosedJaxpr js = make_jaxpr(loop)(tnp::zeros({3}), tnp::zeros({5, 3}));
   EXPECT_EQ(compiler::cost_analysis(*js.jaxpr).flops, 5.0 * 3);
+  // A fused kernel reads its inputs and writes its outputs once; it is also counted alone.
+  auto fused = [](const Array& x) { return tnp::sum(tnp::exp(x * 2.0f), 1); };
+  ClosedJaxpr jf = make_jaxpr(fused)(tnp::zeros({4, 6}));
+  compiler::CostAnalysis cf = compiler::cost_analysis(*jf.jaxpr);
+  ASSERT_EQ(cf.kernels.size(), 1u);
+  EXPECT_EQ(cf.kernels[0].name, "fusion.0");
+  EXPECT_EQ(cf.kernels[0].flops, 3.0 * 24);  // mul, exp, the sum's 24 inputs
+  EXPECT_EQ(cf.kernels[0].bytes_accessed, 4.0 * (24 + 4));
+  EXPECT_EQ(cf.bytes_accessed, 4.0 * (24 + 4));
+  const std::map<std::string, double> m =
+      jit(fused).lower(tnp::zeros({4, 6})).compile().cost_analysis();
+  EXPECT_EQ(m.at("fusion.0 bytes accessed"), 4.0 * (24 + 4));
 }
 
 TEST(Jit, KeepUnusedAndInline) {

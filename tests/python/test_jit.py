@@ -473,8 +473,11 @@ def test_compiled_cost_analysis():
     cost = jax.jit(f).lower(*specs).compile().cost_analysis()
     # dot: 2*m*k*n; tanh and add: m*n each.
     assert cost["flops"] == 2 * m * k * n + 2 * m * n, cost
-    # bytes: dot reads x, y and writes m*n; tanh reads and writes m*n; add reads 2 and writes 1.
-    assert cost["bytes accessed"] == 4 * (m * k + k * n + m * n + 2 * m * n + 3 * m * n), cost
+    # bytes: dot reads x, y and writes m*n; tanh and add are one fused kernel reading the dot's
+    # result and z and writing one m*n (the tanh never reaches memory).
+    assert cost["bytes accessed"] == 4 * (m * k + k * n + m * n + 3 * m * n), cost
+    assert cost["fusion.0 flops"] == 2 * m * n, cost
+    assert cost["fusion.0 bytes accessed"] == 4 * 3 * m * n, cost
 
 
 def test_trivial_shardings(rng):
