@@ -492,9 +492,10 @@ kir::Kernel merge_kernels(const kir::Kernel& a, const std::vector<Var>& a_in, co
   return k;
 }
 
-// Groups over the same iteration space that read a common input and do not depend on each
-// other become one kernel with several outputs (each input read once for all), placed at the
-// later root — when nothing outside reads the earlier group's outputs before that.
+// Groups over the same iteration space (lone elementwise equations too) that read a common
+// input and do not depend on each other become one kernel with several outputs (each input read
+// once for all), placed at the later root — when nothing outside reads the earlier group's outputs
+// before that.
 void merge_siblings(const Jaxpr& j, FusionPlan& plan) {
   const size_t n = j.eqns.size();
   if (plan.groups.size() < 2 || plan.groups.size() > 256) return;
@@ -516,8 +517,8 @@ void merge_siblings(const Jaxpr& j, FusionPlan& plan) {
         // The same space: equal kernels, or a map kernel beside a reduction kernel whose body
         // runs at every point.
         const bool same = ka.inner == kb.inner && ka.row_outputs == kb.row_outputs;
-        const bool map_beside = (ka.stages.empty() && !kb.row_outputs) ||
-                                (kb.stages.empty() && !ka.row_outputs);
+        const bool map_beside =
+            (ka.stages.empty() && !kb.row_outputs) || (kb.stages.empty() && !ka.row_outputs);
         if (ka.dims != kb.dims || !(same || map_beside)) continue;
         bool share = false;
         for (const Var& v : B.inputs)
@@ -665,7 +666,8 @@ FusionPlan plan_fusion(const Jaxpr& j) {
                    // pushed root first)
       bool elementwise = false;
       for (size_t m : ms) elementwise |= j.eqns[m].primitive->kind == PrimitiveKind::kElementwise;
-      if (ms.size() < 2 || !elementwise) continue;
+      // A lone elementwise equation is kept for now: it may merge with a sibling below.
+      if (!elementwise) continue;
       std::vector<size_t> sorted(ms.rbegin(), ms.rend());
       for (size_t m : sorted) plan.group_of[m] = static_cast<int32_t>(kept.size());
       kept.push_back(std::move(sorted));
@@ -685,6 +687,11 @@ FusionPlan plan_fusion(const Jaxpr& j) {
         plan.groups.push_back(kb.build(kept[order[i]]));
       }
       merge_siblings(j, plan);
+      // What is still one equation runs as its eager kernel.
+      std::erase_if(plan.groups, [](const FusionGroup& g) { return g.members.size() < 2; });
+      plan.group_of.assign(n, -1);
+      for (size_t g = 0; g < plan.groups.size(); ++g)
+        for (size_t m : plan.groups[g].members) plan.group_of[m] = static_cast<int32_t>(g);
       for (size_t i = 0; i < plan.groups.size(); ++i) {
         kir::Kernel& k = plan.groups[i].kernel;
         k.name = "fusion." + std::to_string(i);

@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "compiler/fusion.h"
 #include "compiler/index_map.h"
 #include "compiler/kernel_ir.h"
+#include "compiler/reduce_rule.h"
 #include "tessera/tessera.h"
 #include "util/test_util.h"
 
@@ -236,8 +239,13 @@ TEST(Fusion, SharedValuesAndOutputsBoundGroups) {
   })(a);
   std::vector<Array> args{a};
   FusionPlan p = check_plan(cj, args);
-  ASSERT_EQ(p.groups.size(), 1u);  // tanh*2 (2 eqns); t+1 and t*t are single equations
+  // tanh*2 (2 eqns); t+1 and t*t, single equations reading t, are siblings: one kernel with two
+  // outputs (it depends on the first, so the two stay apart).
+  ASSERT_EQ(p.groups.size(), 2u);
   EXPECT_EQ(p.groups[0].members.size(), 2u);
+  EXPECT_EQ(p.groups[0].outputs.size(), 1u);
+  EXPECT_EQ(p.groups[1].members.size(), 2u);
+  EXPECT_EQ(p.groups[1].outputs.size(), 2u);
 }
 
 TEST(Fusion, IntegerBoolAndConvertChains) {
@@ -638,6 +646,45 @@ TEST(FusionReductions, RandomReductionProgramsMatchEager) {
     plan_of(f, x, row);
     expect_jit_close(f, 0, x, row);
   }
+}
+
+// Which primitives a fused kernel can compute (their kinds' rules exist) and which still run as
+// eager thunks under jit: the list is pinned, so a primitive gaining (or losing) a rule shows
+// here. Contractions, library calls, control flow, collectives and effects are thunks by kind.
+TEST(Fusion, ListsThePrimitivesThatStayThunks) {
+  register_all();
+  std::map<std::string, std::vector<std::string>> thunks;  // kind -> names
+  int fused = 0;
+  for (const std::string& name : primitive_names()) {
+    const Primitive& p = *find_primitive(name);
+    const bool rule = (p.kind == PrimitiveKind::kElementwise && p.scalar.rule) ||
+                      (p.kind == PrimitiveKind::kIndexMap && compiler::index_map_rule(p)) ||
+                      (p.kind == PrimitiveKind::kReduction && compiler::reduction_rule(p));
+    if (rule)
+      ++fused;
+    else
+      thunks[primitive_kind_name(p.kind)].push_back(name);
+  }
+  for (auto& [kind, names] : thunks) {
+    std::sort(names.begin(), names.end());
+    std::string line = kind + ":";
+    for (const std::string& n : names) line += " " + n;
+    std::cout << "[thunks] " << line << "\n";
+  }
+  std::cout << "[fusible] " << fused << " primitives\n";
+  EXPECT_GT(fused, 80);
+  // Every elementwise primitive has a scalar definition.
+  EXPECT_EQ(thunks.count("elementwise"), 0u);
+  // Data movement that needs guarded or dynamic loads (issue 16's remaining work), and the
+  // reductions without a fold rule (index-carrying, cumulative, the generic reduce).
+  EXPECT_EQ(thunks["index_map"], (std::vector<std::string>{"concatenate", "dynamic_slice",
+                                                           "dynamic_update_slice", "pad"}));
+  EXPECT_EQ(thunks["reduction"],
+            (std::vector<std::string>{"argmax", "argmin", "cumlogsumexp", "cummax", "cummin",
+                                      "cumprod", "cumsum", "reduce"}));
+  for (const char* n : {"reduce_sum", "reduce_max", "broadcast_in_dim", "exp", "select_n"})
+    for (const auto& [kind, names] : thunks)
+      EXPECT_EQ(std::find(names.begin(), names.end(), n), names.end()) << n << " is a " << kind;
 }
 
 // ---- the kernel IR's own contracts ----

@@ -111,3 +111,19 @@ def test_nan_inf_and_empty_rows():
     np.testing.assert_array_equal(np.asarray(jax.jit(f)(x)[0]), np.max(x, axis=1))
     e = np.zeros((3, 0), np.float32)
     same(jax.jit(lambda a: jnp.sum(a * 2, axis=1) + 1)(e), np.ones(3, np.float32))
+
+
+def test_sibling_kernels_share_their_input(rng):
+    # Two row reductions and a map of one input: one kernel with three results (x read once).
+    x = rng.standard_normal((32, 200)).astype(np.float32)
+
+    def f(a):
+        e = jnp.exp(a - jnp.max(a, axis=1, keepdims=True))
+        return e / jnp.sum(e, axis=1, keepdims=True), jnp.tanh(a) * 2, a + 1
+
+    for got, want in zip(jax.jit(f)(x), f(x)):
+        same(got, want)
+    exe = executable_text(f, x)
+    assert exe.count("= fused ") == 1, exe
+    cost = jax.jit(f).lower(x).compile().cost_analysis()
+    assert cost["fusion.0 bytes accessed"] == 4 * x.size * 4, cost  # x once, three results
