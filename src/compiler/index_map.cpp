@@ -1,37 +1,20 @@
 // The index-map rule registry and the affine helpers fusion composes with (index_map.h).
 #include "compiler/index_map.h"
 
-#include <mutex>
-#include <unordered_map>
+#include "compiler/rule_table.h"
 
 namespace tessera::compiler {
 
 namespace {
-
-struct Registry {
-  std::mutex mu;
-  std::unordered_map<const Primitive*, IndexMapRule> rules;
-};
-
-Registry& registry() {
-  static Registry* r = new Registry;  // never destroyed: rules may be read at exit
-  return *r;
+RuleTable<IndexMapRule>& table() {
+  static auto* t = new RuleTable<IndexMapRule>;  // never destroyed: rules may be read at exit
+  return *t;
 }
-
 }  // namespace
 
-void register_index_map(const Primitive& p, IndexMapRule rule) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  r.rules[&p] = std::move(rule);
-}
+void register_index_map(const Primitive& p, IndexMapRule rule) { table().set(p, std::move(rule)); }
 
-const IndexMapRule* index_map_rule(const Primitive& p) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  auto it = r.rules.find(&p);
-  return it == r.rules.end() ? nullptr : &it->second;
-}
+const IndexMapRule* index_map_rule(const Primitive& p) { return table().get(p); }
 
 kir::Affine linear_offset(std::span<const kir::Affine> point, const Shape& shape) {
   const size_t rank = point.empty() ? 0 : point[0].coeff.size();

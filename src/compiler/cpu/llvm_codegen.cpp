@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,22 @@ class Emitter {
 
   llvm::Value* i64c(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
 
+  // The row-major indices of `linear` over `dims` (the first index unbounded: divisions by
+  // constants).
+  std::vector<llvm::Value*> split_index(llvm::Value* linear, std::span<const int64_t> dims) {
+    std::vector<llvm::Value*> idx(dims.size());
+    llvm::Value* rest = linear;
+    for (size_t d = dims.size(); d-- > 0;) {
+      if (d == 0) {
+        idx[d] = rest;
+      } else {
+        idx[d] = b_.CreateURem(rest, i64c(dims[d]));
+        rest = b_.CreateUDiv(rest, i64c(dims[d]));
+      }
+    }
+    return idx;
+  }
+
   void emit_inner(llvm::Function* f, size_t nbuf) {
     for (size_t i = 0; i < nbuf; ++i) bufs_.push_back(f->getArg(static_cast<unsigned>(i)));
     llvm::Value* begin = f->getArg(static_cast<unsigned>(nbuf));
@@ -151,16 +168,8 @@ class Emitter {
     llvm::Value* jend =
         b_.CreateSelect(b_.CreateICmpSLT(rem, i64c(n_last)), rem, i64c(n_last), "jend");
     // The outer indices of this row, innermost first.
-    std::vector<llvm::Value*> outer_idx(dims_.size() - 1);
-    llvm::Value* rest = q;
-    for (size_t d = dims_.size() - 1; d-- > 0;) {
-      if (d == 0) {
-        outer_idx[d] = rest;
-      } else {
-        outer_idx[d] = b_.CreateURem(rest, i64c(dims_[d]));
-        rest = b_.CreateUDiv(rest, i64c(dims_[d]));
-      }
-    }
+    const std::vector<llvm::Value*> outer_idx =
+        split_index(q, std::span<const int64_t>(dims_).first(dims_.size() - 1));
     // Base offsets (everything but the inner dimension) and inner coefficients.
     auto base_of = [&](const kir::Affine& a) {
       llvm::Value* v = i64c(a.offset);
@@ -438,16 +447,7 @@ class Emitter {
     const std::vector<llvm::Value*> rows_in = rows;
     // The body's values at flattened inner point t.
     auto values = [&](llvm::Value* t) {
-      std::vector<llvm::Value*> iv(inner_dims_.size());
-      llvm::Value* rest = t;
-      for (size_t d = inner_dims_.size(); d-- > 0;) {
-        if (d == 0) {
-          iv[d] = rest;
-        } else {
-          iv[d] = b_.CreateURem(rest, i64c(inner_dims_[d]));
-          rest = b_.CreateUDiv(rest, i64c(inner_dims_[d]));
-        }
-      }
+      const std::vector<llvm::Value*> iv = split_index(t, inner_dims_);
       return emit_body(body, point_inputs(st.loads, st.indices, base, iv, rows_in), false);
     };
     // Lane l folds point t; set: lane l becomes point t's value.
@@ -574,16 +574,7 @@ class Emitter {
     b_.CreateCondBr(b_.CreateICmpSLT(p, end), row, exit);
 
     b_.SetInsertPoint(row);
-    outer_idx_.assign(n_outer, nullptr);
-    llvm::Value* rest = p;
-    for (size_t d = n_outer; d-- > 0;) {
-      if (d == 0) {
-        outer_idx_[d] = rest;
-      } else {
-        outer_idx_[d] = b_.CreateURem(rest, i64c(k_.dims[d]));
-        rest = b_.CreateUDiv(rest, i64c(k_.dims[d]));
-      }
-    }
+    outer_idx_ = split_index(p, std::span<const int64_t>(k_.dims).first(n_outer));
     std::vector<llvm::Value*> rows;
     for (size_t s = 0; s < k_.stages.size(); ++s) emit_stage(s, rows);
 
