@@ -19,6 +19,7 @@
 #include "compiler/kernel_ir.h"
 #include "compiler/reduce_rule.h"
 #include "tessera/tessera.h"
+#include "util/oracle.h"
 #include "util/test_util.h"
 
 namespace tessera {
@@ -544,6 +545,17 @@ TEST(FusionReductions, FloatFoldsAreEagerBitwise) {
     expect_jit_close(f, 0, x);
     const std::string plan = jit(f).lower(x).compile().as_text();
     EXPECT_EQ(plan.substr(plan.find("executable")).find("reduce"), std::string::npos) << plan;
+  }
+  {  // float64 (32 lanes, blocks of 256)
+    testing::X64Scope x64;
+    for (int64_t n : {15, 100, 255, 256, 257, 3000}) {
+      SCOPED_TRACE("f64 n = " + std::to_string(n));
+      Array x = random_array({2, n}, DType::kFloat64);
+      auto f = [](const Array& a) {
+        return tnp::sum(tnp::exp(a) * 1.5, 1) + tnp::prod(a * 1e-3 + 1.0, 1);
+      };
+      expect_jit_close(f, 0, x);
+    }
   }
   // Inner dimensions that cannot collapse (read transposed) fold in row-major order too.
   Array y = random_array({3, 40, 30}, DType::kFloat32);
