@@ -172,6 +172,7 @@ class KernelBuilder {
       root_point = identity_point(dims_);
     }
     Phase final_phase;
+    final_phase.sees_saved = !row_outputs_;
     scalar::Program body =
         phase(final_phase, [&] { return std::vector<scalar::Value>{at(Atom(out), root_point)}; });
     FusionGroup g;
@@ -200,6 +201,9 @@ class KernelBuilder {
     std::vector<kir::IndexValue> indices;
     std::unordered_map<std::string, scalar::Value> memo;
     scalar::Builder* builder = nullptr;  // null while collecting
+    bool stage = false;                  // a stage's body: may save values for later bodies
+    bool sees_saved = true;              // runs per inner point (reads saved values)
+    std::vector<std::pair<std::string, scalar::Value>> saves;  // (key, value) it saves
   };
 
   // Builds one body by running `walk` twice (collect, emit) with `ph` current.
@@ -213,13 +217,19 @@ class KernelBuilder {
     for (size_t k = 0; k < ph.indices.size(); ++k) types.push_back(DType::kInt64);
     types.insert(types.end(), row_types_.begin(), row_types_.end());
     rows_visible_.push_back(row_types_.size());
+    const size_t n_saved = ph.sees_saved ? saved_types_.size() : 0;
+    types.insert(types.end(), saved_types_.begin(),
+                 saved_types_.begin() + static_cast<std::ptrdiff_t>(n_saved));
+    saved_visible_.push_back(n_saved);
     scalar::Builder b(types);
     ph.builder = &b;
     ph.memo.clear();
-    const std::vector<scalar::Value> r = walk();
+    std::vector<scalar::Value> r = walk();
+    for (const auto& kv : ph.saves) r.push_back(kv.second);
     scalar::Program p = std::move(b).finish(r);
     ph.builder = nullptr;
     rows_visible_.pop_back();
+    saved_visible_.pop_back();
     ph_ = saved;
     return p;
   }
@@ -303,6 +313,15 @@ class KernelBuilder {
     if (!member(v)) return load(v, linear_offset(point, v.aval().shape));
     const std::string k = key(v.id(), point);
     if (auto it = ph_->memo.find(k); it != ph_->memo.end()) return it->second;
+    // A value an earlier stage saved at this point.
+    if (auto it = saved_of_.find(k); it != saved_of_.end() && ph_->sees_saved &&
+                                     (collecting() || it->second < saved_visible_.back())) {
+      if (collecting()) return {0, v.aval().dtype};
+      const scalar::Value r = ph_->builder->input(static_cast<int>(
+          ph_->loads.size() + ph_->indices.size() + rows_visible_.back() + it->second));
+      ph_->memo.emplace(k, r);
+      return r;
+    }
     const size_t m = producer_.at(v.id());
     const scalar::Value r = eqn_at(m, point);
     ph_->memo.emplace(k, r);
@@ -326,11 +345,19 @@ class KernelBuilder {
       if (!collecting())
         throw_internal("compiler/fusion", "a reduction appeared only in the emitting walk");
       Phase st;
+      st.stage = true;
       scalar::Program body = phase(
           st, [&] { return std::vector<scalar::Value>{at(e.invars[0], identity_point(dims_))}; });
       const DType t = res.aval().dtype;
-      stages_.push_back(kir::Stage{
-          std::move(st.loads), std::move(st.indices), std::move(body), {kir::Reducer{info.op, t}}});
+      stages_.push_back(kir::Stage{std::move(st.loads),
+                                   std::move(st.indices),
+                                   std::move(body),
+                                   {kir::Reducer{info.op, t}},
+                                   st.saves.size()});
+      for (const auto& [key, value] : st.saves) {
+        saved_of_.emplace(key, saved_types_.size());
+        saved_types_.push_back(value.type);
+      }
       it = row_of_.emplace(res.id(), row_types_.size()).first;
       row_types_.push_back(res.aval().dtype);
     }
@@ -355,7 +382,16 @@ class KernelBuilder {
       for (size_t i = 0; i < e.invars.size(); ++i)
         args.push_back(at(e.invars[i], broadcast_point(point, ins[i].shape)));
       if (collecting()) return {0, out.dtype};
-      return splice(scalar_program(*e.primitive, ins, e.params), args);
+      const scalar::Program prog = scalar_program(*e.primitive, ins, e.params);
+      const scalar::Value r = splice(prog, args);
+      // An expensive value at the point itself, in a stage of a kernel whose body runs per
+      // point: saved for the later bodies (softmax's exp is computed once).
+      if (ph_->stage && !row_outputs_ && transcendental(prog)) {
+        const std::string k = key(e.outvars[0].id(), point);
+        if (k == key(e.outvars[0].id(), identity_point(dims_)) && !saved_of_.count(k))
+          ph_->saves.emplace_back(k, r);
+      }
+      return r;
     }
     const std::optional<IndexMapResult> r =
         (*index_map_rule(*e.primitive))(ins, out, e.params, point);
@@ -398,6 +434,9 @@ class KernelBuilder {
   std::unordered_map<uint64_t, size_t> row_of_;  // reduction result -> its row value
   std::vector<DType> row_types_;
   std::vector<size_t> rows_visible_;  // per body being emitted: row values it may read
+  std::unordered_map<std::string, size_t> saved_of_;  // value at a point -> its saved value
+  std::vector<DType> saved_types_;
+  std::vector<size_t> saved_visible_;  // per body being emitted: saved values it may read
 };
 
 // ---- sibling multi-output fusion ----
@@ -422,16 +461,23 @@ kir::Kernel merge_kernels(const kir::Kernel& a, const std::vector<Var>& a_in, co
     }
     param[i] = static_cast<int32_t>(it - inputs.begin());
   }
-  const size_t a_rows = a.num_row_values();
-  std::vector<DType> a_row_types;
-  for (const kir::Stage& st : a.stages)
+  const size_t a_rows = a.num_row_values(), a_saved = a.num_saved();
+  std::vector<DType> a_row_types, a_saved_types;
+  for (const kir::Stage& st : a.stages) {
     for (const kir::Reducer& r : st.reducers) a_row_types.push_back(r.type);
-  // A body of b's (its loads remapped) re-emitted over (loads, indices, a's rows, b's rows),
-  // after a's body when `base` is given (the final body): into out's loads, indices, body.
+    const std::vector<DType> outs = st.body.output_types();
+    a_saved_types.insert(a_saved_types.end(),
+                         outs.begin() + static_cast<std::ptrdiff_t>(st.reducers.size()),
+                         outs.end());
+  }
+  // A body of b's (its loads remapped) re-emitted over (loads, indices, a's rows, b's rows,
+  // then — when it reads saved values — a's saved values, b's), after a's body when `base` is
+  // given (the final body): into out's loads, indices, body.
   auto rebuild = [&](const std::vector<kir::Load>& base_loads,
                      const std::vector<kir::IndexValue>& base_idx, const scalar::Program* base,
                      const std::vector<kir::Load>& loads, const std::vector<kir::IndexValue>& idx,
-                     const scalar::Program& body, size_t b_rows, kir::Stage& out) {
+                     const scalar::Program& body, size_t b_rows, size_t b_saved, bool with_saved,
+                     kir::Stage& out) {
     out.loads = base_loads;
     out.indices = base_idx;
     std::vector<size_t> lmap, imap;
@@ -455,6 +501,12 @@ kir::Kernel merge_kernels(const kir::Kernel& a, const std::vector<Var>& a_in, co
     for (size_t r = 0; r < b_rows; ++r) rows.push_back(body.inputs[loads.size() + idx.size() + r]);
     const size_t first_row = types.size();
     types.insert(types.end(), rows.begin(), rows.end());
+    const size_t first_saved = types.size();
+    if (with_saved) {
+      types.insert(types.end(), a_saved_types.begin(), a_saved_types.end());
+      for (size_t v = 0; v < b_saved; ++v)
+        types.push_back(body.inputs[loads.size() + idx.size() + b_rows + v]);
+    }
     scalar::Builder bl(types);
     std::vector<scalar::Value> outs;
     if (base != nullptr) {  // a's body: its loads and indices are the first ones, then a's rows
@@ -463,6 +515,9 @@ kir::Kernel merge_kernels(const kir::Kernel& a, const std::vector<Var>& a_in, co
       for (size_t i = 0; i < base_idx.size(); ++i)
         args.push_back(bl.input(static_cast<int>(out.loads.size() + i)));
       for (size_t r = 0; r < a_rows; ++r) args.push_back(bl.input(static_cast<int>(first_row + r)));
+      if (with_saved)
+        for (size_t v = 0; v < a_saved; ++v)
+          args.push_back(bl.input(static_cast<int>(first_saved + v)));
       outs = splice_program(bl, *base, args);
     }
     std::vector<scalar::Value> args;
@@ -470,20 +525,26 @@ kir::Kernel merge_kernels(const kir::Kernel& a, const std::vector<Var>& a_in, co
     for (size_t m : imap) args.push_back(bl.input(static_cast<int>(out.loads.size() + m)));
     for (size_t r = 0; r < b_rows; ++r)
       args.push_back(bl.input(static_cast<int>(first_row + a_rows + r)));
+    if (with_saved)
+      for (size_t v = 0; v < b_saved; ++v)
+        args.push_back(bl.input(static_cast<int>(first_saved + a_saved + v)));
     const std::vector<scalar::Value> bo = splice_program(bl, body, args);
     outs.insert(outs.end(), bo.begin(), bo.end());
     out.body = std::move(bl).finish(outs);
   };
-  size_t b_rows = 0;
+  size_t b_rows = 0, b_saved = 0;
   for (const kir::Stage& st : b.stages) {
     kir::Stage ns;
-    rebuild({}, {}, nullptr, st.loads, st.indices, st.body, b_rows, ns);
+    rebuild({}, {}, nullptr, st.loads, st.indices, st.body, b_rows, b_saved, true, ns);
     ns.reducers = st.reducers;
+    ns.saves = st.saves;
     b_rows += st.reducers.size();
+    b_saved += st.saves;
     k.stages.push_back(std::move(ns));
   }
   kir::Stage fin;
-  rebuild(a.loads, a.indices, &a.body, b.loads, b.indices, b.body, b_rows, fin);
+  rebuild(a.loads, a.indices, &a.body, b.loads, b.indices, b.body, b_rows, b_saved, !k.row_outputs,
+          fin);
   k.loads = std::move(fin.loads);
   k.indices = std::move(fin.indices);
   k.body = std::move(fin.body);

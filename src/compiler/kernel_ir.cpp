@@ -119,6 +119,12 @@ size_t Kernel::num_row_values() const {
   return n;
 }
 
+size_t Kernel::num_saved() const {
+  size_t n = 0;
+  for (const Stage& s : stages) n += s.saves;
+  return n;
+}
+
 bool Reducer::supported(scalar::Op op, DType t) {
   if (is_extended(t) || t == DType::kFloat16 || t == DType::kBFloat16) return false;
   switch (op) {
@@ -215,22 +221,30 @@ void Kernel::verify() const {
   if (inner > dims.size()) bad(*this, "more inner dimensions than dimensions");
   if (stages.empty() && (inner != 0 || row_outputs))
     bad(*this, "inner dimensions or row outputs without stages");
-  std::vector<DType> rows;
+  std::vector<DType> rows, saved;
+  auto visible = [&](bool with_saved) {
+    std::vector<DType> v = rows;
+    if (with_saved) v.insert(v.end(), saved.begin(), saved.end());
+    return v;
+  };
   for (size_t s = 0; s < stages.size(); ++s) {
     const Stage& st = stages[s];
     const std::string what = "stage " + std::to_string(s);
-    verify_body(*this, what, st.loads, st.indices, st.body, rows);
+    verify_body(*this, what, st.loads, st.indices, st.body, visible(true));
     const std::vector<DType> out = st.body.output_types();
-    if (out.size() != st.reducers.size() || out.empty())
-      bad(*this, what + " has " + std::to_string(out.size()) + " outputs and " +
-                     std::to_string(st.reducers.size()) + " reducers");
-    for (size_t r = 0; r < out.size(); ++r) {
+    if (out.size() != st.reducers.size() + st.saves || st.reducers.empty())
+      bad(*this, what + " has " + std::to_string(out.size()) + " outputs, " +
+                     std::to_string(st.reducers.size()) + " reducers and " +
+                     std::to_string(st.saves) + " saved values");
+    for (size_t r = 0; r < st.reducers.size(); ++r) {
       if (out[r] != st.reducers[r].type || !Reducer::supported(st.reducers[r].op, out[r]))
         bad(*this, what + " reducer " + std::to_string(r) + " does not fold its output");
       rows.push_back(out[r]);
     }
+    saved.insert(saved.end(), out.begin() + static_cast<std::ptrdiff_t>(st.reducers.size()),
+                 out.end());
   }
-  verify_body(*this, "the body", loads, indices, body, rows);
+  verify_body(*this, "the body", loads, indices, body, visible(!row_outputs));
   if (row_outputs) {
     for (const Load& l : loads)
       if (depends_on_inner(l.index, dims.size(), inner))
@@ -318,7 +332,8 @@ namespace {
 // Loads, index values and the body of one stage or of the kernel, indented by `pad`; input
 // numbers as the body sees them.
 void body_text(std::string& s, const std::string& pad, const std::vector<Load>& loads,
-               const std::vector<IndexValue>& indices, size_t rows, const scalar::Program& body) {
+               const std::vector<IndexValue>& indices, size_t rows, size_t saved,
+               const scalar::Program& body) {
   for (size_t k = 0; k < loads.size(); ++k) {
     s += pad;
     s += "in";
@@ -342,6 +357,14 @@ void body_text(std::string& s, const std::string& pad, const std::vector<Load>& 
     s += "in";
     s += std::to_string(loads.size() + indices.size() + k);
     s += " = row r";
+    s += std::to_string(k);
+    s += '\n';
+  }
+  for (size_t k = 0; k < saved; ++k) {
+    s += pad;
+    s += "in";
+    s += std::to_string(loads.size() + indices.size() + rows + k);
+    s += " = saved s";
     s += std::to_string(k);
     s += '\n';
   }
@@ -370,7 +393,7 @@ std::string Kernel::signature_text() const {
   s += ") -> (";
   s += buffer_types_str(outputs);
   s += ") {\n";
-  size_t rows = 0;
+  size_t rows = 0, saved = 0;
   for (size_t k = 0; k < stages.size(); ++k) {
     const Stage& st = stages[k];
     s += "  stage ";
@@ -382,12 +405,18 @@ std::string Kernel::signature_text() const {
       s += " = ";
       s += scalar::op_name(st.reducers[r].op);
     }
+    for (size_t v = 0; v < st.saves; ++v) {
+      s += ", s";
+      s += std::to_string(saved + v);
+      s += " = saved";
+    }
     s += " {\n";
-    body_text(s, "    ", st.loads, st.indices, rows, st.body);
+    body_text(s, "    ", st.loads, st.indices, rows, saved, st.body);
     s += "  }\n";
     rows += st.reducers.size();
+    saved += st.saves;
   }
-  body_text(s, "  ", loads, indices, rows, body);
+  body_text(s, "  ", loads, indices, rows, row_outputs ? 0 : saved, body);
   s += '}';
   return s;
 }
@@ -542,24 +571,38 @@ void evaluate(const Kernel& k, std::span<const void* const> inputs,
   int64_t out_pos = 0;
   for (bool outer_left = k.num_outer() > 0; outer_left;
        outer_left = next_index(idx, k.dims, 0, first_inner)) {
-    // The stages, sequentially over the inner points, in the reducers' types.
+    // The stages, sequentially over the inner points, in the reducers' types; saved values
+    // per inner point (flattened row-major).
     std::vector<scalar::ScalarValue> rows;
+    std::vector<std::vector<scalar::ScalarValue>> saved;
+    auto with_saved = [&](int64_t t) {
+      std::vector<scalar::ScalarValue> v = rows;
+      for (const auto& s : saved) v.push_back(s[static_cast<size_t>(t)]);
+      return v;
+    };
     for (const Stage& st : k.stages) {
       std::vector<scalar::ScalarValue> acc;
       for (const Reducer& r : st.reducers) acc.push_back(r.identity());
+      std::vector<std::vector<scalar::ScalarValue>> keep(st.saves);
       if (k.num_inner() > 0) {
+        int64_t t = 0;
         do {
-          const std::vector<scalar::ScalarValue> v =
-              scalar::evaluate(st.body, body_args(k, inputs, st.loads, st.indices, rows, idx));
+          const std::vector<scalar::ScalarValue> v = scalar::evaluate(
+              st.body, body_args(k, inputs, st.loads, st.indices, with_saved(t), idx));
           for (size_t r = 0; r < acc.size(); ++r)
             acc[r] = k.num_inner() == 1 ? v[r] : combine(st.reducers[r], acc[r], v[r]);
+          for (size_t s = 0; s < st.saves; ++s) keep[s].push_back(v[acc.size() + s]);
+          ++t;
         } while (next_index(idx, k.dims, first_inner, rank));
       }
       rows.insert(rows.end(), acc.begin(), acc.end());
+      for (auto& s : keep) saved.push_back(std::move(s));
     }
+    int64_t t = 0;
     auto run_body = [&] {
-      const std::vector<scalar::ScalarValue> res =
-          scalar::evaluate(k.body, body_args(k, inputs, k.loads, k.indices, rows, idx));
+      const std::vector<scalar::ScalarValue> res = scalar::evaluate(
+          k.body,
+          body_args(k, inputs, k.loads, k.indices, k.row_outputs ? rows : with_saved(t++), idx));
       for (size_t o = 0; o < res.size(); ++o)
         write(outputs[o], k.outputs[o].dtype, out_pos, res[o]);
       ++out_pos;

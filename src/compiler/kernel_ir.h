@@ -17,8 +17,12 @@
 // giving one row value per reducer (numbered across stages in order; over one inner point, the
 // row value is that point's value itself, over none the identity). Then the kernel's body
 // runs at every point (o, j), or, with `row_outputs`, once per outer point (its loads must not
-// depend on the inner dimensions, and each output has one element per outer point). Softmax is
-// a kernel with a max stage, a sum stage and a body: one pass over memory per row block.
+// depend on the inner dimensions, and each output has one element per outer point). A stage may
+// also *save* values: its last `saves` body outputs are kept for every inner point of the row,
+// and every later body that runs per inner point (later stages; the kernel's body unless
+// row_outputs) takes them, at its own point, as inputs after the row values — so a value both
+// a stage and the body need (softmax's exp(x - max)) is computed once. Softmax is a kernel with
+// a max stage, a sum stage saving exp(x - r0), and a body: one pass over memory per row block.
 // The order in which a reducer combines values is the lowering's (reducers are associative up to
 // rounding; the reference evaluator folds in order); it is fixed for a kernel, whatever the
 // thread count. The CPU lowering uses the eager reduction kernel's order.
@@ -87,8 +91,9 @@ struct Reducer {
 struct Stage {
   std::vector<Load> loads;
   std::vector<IndexValue> indices;
-  scalar::Program body;           // inputs: loads, index values, earlier stages' row values
-  std::vector<Reducer> reducers;  // one per body output
+  scalar::Program body;  // inputs: loads, index values, earlier stages' row and saved values
+  std::vector<Reducer> reducers;  // one per body output, then:
+  size_t saves = 0;  // body outputs kept per inner point for later bodies (saved values)
 };
 
 struct Kernel {
@@ -107,6 +112,7 @@ struct Kernel {
   int64_t num_outer() const;  // points of the parallel dimensions
   int64_t num_inner() const;  // points of the reduction dimensions
   size_t num_row_values() const;
+  size_t num_saved() const;
   // Checks the kernel is well formed: body inputs match the loads' dtypes then int64 per index
   // value then the row values' types, body outputs match the outputs' dtypes and sizes (and
   // each stage's its reducers'), every load stays inside its buffer over the whole space

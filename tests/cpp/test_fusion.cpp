@@ -362,7 +362,12 @@ TEST(FusionReductions, SoftmaxIsOneKernelWithTwoStages) {
     EXPECT_EQ(k.inputs.size(), 1u);  // x, read by every stage: one pass per row
     const std::string t = k.text();
     EXPECT_NE(t.find("stage 0 -> r0 = max {"), std::string::npos) << t;
-    EXPECT_NE(t.find("stage 1 -> r1 = add {"), std::string::npos) << t;
+    EXPECT_NE(t.find("stage 1 -> r1 = add, s0 = saved {"), std::string::npos) << t;
+    EXPECT_NE(t.find("= saved s0"), std::string::npos) << t;  // the body reads exp(x - r0)
+    size_t exps = 0;
+    for (size_t at = t.find(" = exp "); at != std::string::npos; at = t.find(" = exp ", at + 1))
+      ++exps;
+    EXPECT_EQ(exps, 1u) << t;  // computed once per point
     EXPECT_NE(t.find("= row r1"), std::string::npos) << t;
     expect_jit_close(softmax_rows, 0, x);
     const std::string plan = jit(softmax_rows).lower(x).compile().as_text();
@@ -566,6 +571,17 @@ TEST(FusionReductions, FloatFoldsAreEagerBitwise) {
   ASSERT_EQ(p.groups.size(), 1u);
   EXPECT_EQ(p.groups[0].kernel.inner, 2u);
   expect_jit_close(g, 0, y);
+  // A saved value over two inner dimensions that do not collapse: the body reads it back at
+  // its own point.
+  auto sv = [](const Array& a) {
+    Array e = tnp::exp(lax::transpose(a, {0, 2, 1}));
+    return e / tnp::sum(e, std::vector<int64_t>{1, 2}, true) + lax::transpose(a, {0, 2, 1});
+  };
+  FusionPlan ps = plan_of(sv, y);
+  ASSERT_EQ(ps.groups.size(), 1u);
+  EXPECT_EQ(ps.groups[0].kernel.num_saved(), 1u);
+  EXPECT_EQ(ps.groups[0].kernel.inner, 2u);
+  expect_jit_close(sv, 0, y);
   // Past the eager kernel's one-piece length the reduction stays a thunk.
   Array z = random_array({2, 40000}, DType::kFloat32);
   auto h = [](const Array& a) { return tnp::sum(tnp::exp(a), 1); };

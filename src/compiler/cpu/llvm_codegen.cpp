@@ -356,7 +356,8 @@ class Emitter {
   std::vector<llvm::Value*> point_inputs(const std::vector<kir::Load>& loads,
                                          const std::vector<kir::IndexValue>& indices,
                                          const Bases& base, const std::vector<llvm::Value*>& iv,
-                                         const std::vector<llvm::Value*>& rows) {
+                                         const std::vector<llvm::Value*>& rows, size_t n_saved = 0,
+                                         llvm::Value* t = nullptr) {
     std::vector<llvm::Value*> in;
     for (size_t l = 0; l < loads.size(); ++l) {
       const DType t = k_.inputs[static_cast<size_t>(loads[l].param)].dtype;
@@ -370,7 +371,17 @@ class Emitter {
     for (size_t k = 0; k < indices.size(); ++k)
       in.push_back(at_inner(base.indices[k], indices[k].value, iv));
     in.insert(in.end(), rows.begin(), rows.end());
+    for (size_t k = 0; k < n_saved; ++k) in.push_back(load_saved(k, t));
     return in;
+  }
+
+  // Saved value k at flattened inner point t.
+  llvm::Value* saved_slot(size_t k, llvm::Value* t) {
+    return b_.CreateInBoundsGEP(saved_[k]->getAllocatedType(), saved_[k], {i64c(0), t});
+  }
+  llvm::Value* load_saved(size_t k, llvm::Value* t) {
+    return from_mem(b_.CreateLoad(mem_type(c_, saved_types_[k]), saved_slot(k, t)),
+                    saved_types_[k]);
   }
 
   // Loops over the inner dimensions but the last, calling body(iv) with the last left null.
@@ -445,10 +456,16 @@ class Emitter {
     };
     const Bases base = bases(st.loads, st.indices);
     const std::vector<llvm::Value*> rows_in = rows;
+    size_t saved_in = 0;  // saved values of the stages before this one
+    for (size_t q = 0; q < s; ++q) saved_in += k_.stages[q].saves;
     // The body's values at flattened inner point t.
     auto values = [&](llvm::Value* t) {
       const std::vector<llvm::Value*> iv = split_index(t, inner_dims_);
-      return emit_body(body, point_inputs(st.loads, st.indices, base, iv, rows_in), false);
+      std::vector<llvm::Value*> v = emit_body(
+          body, point_inputs(st.loads, st.indices, base, iv, rows_in, saved_in, t), false);
+      for (size_t k = 0; k < st.saves; ++k)
+        b_.CreateStore(to_mem(v[nr + k], saved_types_[saved_in + k]), saved_slot(saved_in + k, t));
+      return v;
     };
     // Lane l folds point t; set: lane l becomes point t's value.
     auto fold = [&](llvm::Value* l, llvm::Value* t, bool set) {
@@ -484,7 +501,7 @@ class Emitter {
     const int64_t n = k_.num_inner(), block = 8 * L;
     if (n == 1) {
       const std::vector<llvm::Value*> v = values(i64c(0));  // the value itself, as eagerly
-      rows.insert(rows.end(), v.begin(), v.end());
+      rows.insert(rows.end(), v.begin(), v.begin() + static_cast<std::ptrdiff_t>(nr));
       return;
     }
     if (n < 16) {
@@ -565,6 +582,13 @@ class Emitter {
         a.stack.push_back(b_.CreateAlloca(llvm::ArrayType::get(lanes, levels), nullptr, "stack"));
       }
       arrays_.push_back(std::move(a));
+      const std::vector<DType> outs = st.body.output_types();
+      for (size_t v = st.reducers.size(); v < outs.size(); ++v) {
+        saved_types_.push_back(outs[v]);
+        saved_.push_back(
+            b_.CreateAlloca(llvm::ArrayType::get(mem_type(c_, outs[v]), static_cast<uint64_t>(n)),
+                            nullptr, "saved"));
+      }
     }
     b_.CreateBr(outer);
 
@@ -602,7 +626,9 @@ class Emitter {
             pos = b_.CreateNSWAdd(pos, b_.CreateNSWMul(ivs[d], i64c(stride)));
             stride *= inner_dims_[d];
           }
-          store(emit_body(main_, point_inputs(k_.loads, k_.indices, base, ivs, rows), false),
+          store(emit_body(main_,
+                          point_inputs(k_.loads, k_.indices, base, ivs, rows, saved_.size(), pos),
+                          false),
                 b_.CreateNSWAdd(row_start, pos));
         });
       });
@@ -942,7 +968,9 @@ class Emitter {
     int64_t lanes = 8;
     std::vector<llvm::AllocaInst*> cur, stack;  // per reducer: [lanes], [levels][lanes]
   };
-  std::vector<StageArrays> arrays_;  // per stage
+  std::vector<StageArrays> arrays_;       // per stage
+  std::vector<llvm::AllocaInst*> saved_;  // per saved value: [inner points]
+  std::vector<DType> saved_types_;
 };
 
 }  // namespace
