@@ -142,24 +142,47 @@ class Emitter {
     return idx;
   }
 
-  void emit_inner(llvm::Function* f, size_t nbuf) {
+  // The loop over the entry's range: `for (p = begin; p < end;)`. `prologue` runs in the
+  // entry block (allocas); the builder is left in the loop's body. close_point_loop ends it.
+  struct PointLoop {
+    llvm::PHINode* p = nullptr;
+    llvm::Value* end = nullptr;
+    llvm::BasicBlock* head = nullptr;
+    llvm::BasicBlock* exit = nullptr;
+  };
+
+  PointLoop open_point_loop(llvm::Function* f, size_t nbuf, const std::function<void()>& prologue) {
     for (size_t i = 0; i < nbuf; ++i) bufs_.push_back(f->getArg(static_cast<unsigned>(i)));
     llvm::Value* begin = f->getArg(static_cast<unsigned>(nbuf));
-    llvm::Value* end = f->getArg(static_cast<unsigned>(nbuf + 1));
+    PointLoop l;
+    l.end = f->getArg(static_cast<unsigned>(nbuf + 1));
     fn_ = f;
     llvm::BasicBlock* entry = llvm::BasicBlock::Create(c_, "entry", f);
-    llvm::BasicBlock* outer = llvm::BasicBlock::Create(c_, "rows", f);
+    l.head = llvm::BasicBlock::Create(c_, "rows", f);
     llvm::BasicBlock* row = llvm::BasicBlock::Create(c_, "row", f);
-    llvm::BasicBlock* exit = llvm::BasicBlock::Create(c_, "exit", f);
+    l.exit = llvm::BasicBlock::Create(c_, "exit", f);
     b_.SetInsertPoint(entry);
-    b_.CreateBr(outer);
-
-    b_.SetInsertPoint(outer);
-    llvm::PHINode* p = b_.CreatePHI(b_.getInt64Ty(), 2, "p");
-    p->addIncoming(begin, entry);
-    b_.CreateCondBr(b_.CreateICmpSLT(p, end), row, exit);
-
+    prologue();
+    b_.CreateBr(l.head);
+    b_.SetInsertPoint(l.head);
+    l.p = b_.CreatePHI(b_.getInt64Ty(), 2, "p");
+    l.p->addIncoming(begin, entry);
+    b_.CreateCondBr(b_.CreateICmpSLT(l.p, l.end), row, l.exit);
     b_.SetInsertPoint(row);
+    return l;
+  }
+
+  void close_point_loop(const PointLoop& l, llvm::Value* next) {
+    l.p->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(l.head);
+    b_.SetInsertPoint(l.exit);
+    b_.CreateRetVoid();
+  }
+
+  void emit_inner(llvm::Function* f, size_t nbuf) {
+    const PointLoop loop = open_point_loop(f, nbuf, [] {});
+    llvm::Value* p = loop.p;
+    llvm::Value* end = loop.end;
     const int64_t n_last = dims_.back();
     llvm::Value* q = b_.CreateUDiv(p, i64c(n_last), "rowno");
     llvm::Value* row_start = b_.CreateNSWMul(q, i64c(n_last), "row_start");
@@ -208,12 +231,7 @@ class Emitter {
     } else {
       emit_loop(j0, jend, /*fast=*/false);
     }
-    llvm::Value* next = b_.CreateNSWAdd(row_start, jend, "p.next");
-    p->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateBr(outer);
-
-    b_.SetInsertPoint(exit);
-    b_.CreateRetVoid();
+    close_point_loop(loop, b_.CreateNSWAdd(row_start, jend, "p.next"));
   }
 
   // for (j = j0; j < jend; ++j) { loads; body; stores } — returns, in fast mode, whether any
@@ -553,21 +571,7 @@ class Emitter {
     for (size_t r = 0; r < nr; ++r) rows.push_back(get(r, cur(r, i64c(0))));
   }
 
-  void emit_reduction_inner(llvm::Function* f, size_t nbuf) {
-    for (size_t i = 0; i < nbuf; ++i) bufs_.push_back(f->getArg(static_cast<unsigned>(i)));
-    llvm::Value* begin = f->getArg(static_cast<unsigned>(nbuf));
-    llvm::Value* end = f->getArg(static_cast<unsigned>(nbuf + 1));
-    fn_ = f;
-    const size_t n_outer = k_.dims.size() - k_.inner;
-    inner_dims_.assign(k_.dims.begin() + static_cast<std::ptrdiff_t>(n_outer), k_.dims.end());
-    if (inner_dims_.empty()) inner_dims_.push_back(1);  // one inner point
-    const int64_t num_inner = k_.num_inner();
-
-    llvm::BasicBlock* entry = llvm::BasicBlock::Create(c_, "entry", f);
-    llvm::BasicBlock* outer = llvm::BasicBlock::Create(c_, "rows", f);
-    llvm::BasicBlock* row = llvm::BasicBlock::Create(c_, "row", f);
-    llvm::BasicBlock* exit = llvm::BasicBlock::Create(c_, "exit", f);
-    b_.SetInsertPoint(entry);
+  void allocate_stage_arrays() {
     const int64_t n = k_.num_inner();
     for (const kir::Stage& st : k_.stages) {
       StageArrays a;
@@ -590,14 +594,17 @@ class Emitter {
                             nullptr, "saved"));
       }
     }
-    b_.CreateBr(outer);
+  }
 
-    b_.SetInsertPoint(outer);
-    llvm::PHINode* p = b_.CreatePHI(b_.getInt64Ty(), 2, "p");
-    p->addIncoming(begin, entry);
-    b_.CreateCondBr(b_.CreateICmpSLT(p, end), row, exit);
+  void emit_reduction_inner(llvm::Function* f, size_t nbuf) {
+    const size_t n_outer = k_.dims.size() - k_.inner;
+    inner_dims_.assign(k_.dims.begin() + static_cast<std::ptrdiff_t>(n_outer), k_.dims.end());
+    if (inner_dims_.empty()) inner_dims_.push_back(1);  // one inner point
+    const int64_t num_inner = k_.num_inner();
 
-    b_.SetInsertPoint(row);
+    // Per chunk: the stages' lanes and counter stacks, the saved rows.
+    const PointLoop loop = open_point_loop(f, nbuf, [&] { allocate_stage_arrays(); });
+    llvm::Value* p = loop.p;
     outer_idx_ = split_index(p, std::span<const int64_t>(k_.dims).first(n_outer));
     std::vector<llvm::Value*> rows;
     for (size_t s = 0; s < k_.stages.size(); ++s) emit_stage(s, rows);
@@ -633,12 +640,7 @@ class Emitter {
         });
       });
     }
-    llvm::Value* next = b_.CreateNSWAdd(p, i64c(1), "p.next");
-    p->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateBr(outer);
-
-    b_.SetInsertPoint(exit);
-    b_.CreateRetVoid();
+    close_point_loop(loop, b_.CreateNSWAdd(p, i64c(1), "p.next"));
   }
 
   // ---- the scalar body ----
