@@ -188,6 +188,22 @@ class KernelBuilder {
     k.loads = std::move(final_phase.loads);
     k.indices = std::move(final_phase.indices);
     k.body = std::move(body);
+    k.symbols = symbols_;
+    // Every form over the extended space (symbols were found along the way).
+    const size_t rank = dims_.size() + symbols_.size();
+    auto pad = [rank](kir::Affine& a) { a.coeff.resize(rank, 0); };
+    auto pad_loads = [&](std::vector<kir::Load>& ls) {
+      for (kir::Load& l : ls) {
+        pad(l.index);
+        for (kir::Guard& gd : l.guards) pad(gd.value);
+      }
+    };
+    pad_loads(k.loads);
+    for (kir::IndexValue& iv : k.indices) pad(iv.value);
+    for (kir::Stage& st : k.stages) {
+      pad_loads(st.loads);
+      for (kir::IndexValue& iv : st.indices) pad(iv.value);
+    }
     k.verify();
     g.inputs = inputs_;
     g.outputs = {out};
@@ -210,6 +226,10 @@ class KernelBuilder {
   scalar::Program phase(Phase& ph, const std::function<std::vector<scalar::Value>()>& walk) {
     Phase* saved = ph_;
     ph_ = &ph;
+    std::vector<kir::Guard> outer_guards = std::move(guards_);
+    std::vector<size_t> outer_owners = std::move(guard_owner_);
+    guards_.clear();
+    guard_owner_.clear();
     walk();  // collect: fixes the loads, index values and the stages it needs
     std::vector<DType> types;
     for (const kir::Load& l : ph.loads)
@@ -231,6 +251,8 @@ class KernelBuilder {
     rows_visible_.pop_back();
     saved_visible_.pop_back();
     ph_ = saved;
+    guards_ = std::move(outer_guards);
+    guard_owner_ = std::move(outer_owners);
     return p;
   }
 
@@ -241,6 +263,16 @@ class KernelBuilder {
     for (const kir::Affine& a : point) {
       k += '|';
       k += a.str();
+    }
+    return k;
+  }
+
+  // The key of a value computed under the current guards (its loads are guarded).
+  std::string guarded_key(uint64_t id, std::span<const kir::Affine> point) const {
+    std::string k = key(id, point);
+    for (const kir::Guard& g : guards_) {
+      k += " if ";
+      k += g.str();
     }
     return k;
   }
@@ -261,7 +293,14 @@ class KernelBuilder {
 
   // The body input of a load (collect: registers it).
   scalar::Value load(const Var& v, const kir::Affine& index) {
-    kir::Load l{param_of(v), over_dims(index)};
+    kir::Load l{param_of(v), over_dims(index), guards_};
+    if (!guards_.empty()) {
+      // Guards on several dimensions do not narrow the range the verifier proves: such a piece
+      // is computed by a kernel of its own.
+      const auto range = l.index_range(ext_dims());
+      if (range && (range->first < 0 || range->second >= v.aval().size()))
+        throw CannotCompose{guard_owner_.back()};
+    }
     std::vector<kir::Load>& loads = ph_->loads;
     size_t k = 0;
     while (k < loads.size() && !(loads[k] == l)) ++k;
@@ -292,8 +331,10 @@ class KernelBuilder {
   // coefficient does not matter: NumPy-style broadcasting reads it at 0).
   bool same_over_space(const kir::Affine& a, const kir::Affine& b) const {
     if (a.offset != b.offset) return false;
-    for (size_t d = 0; d < dims_.size(); ++d)
-      if (dims_[d] != 1 && a.coeff[d] != b.coeff[d]) return false;
+    const std::vector<int64_t> ext = ext_dims();
+    auto c = [](const kir::Affine& f, size_t d) { return d < f.coeff.size() ? f.coeff[d] : 0; };
+    for (size_t d = 0; d < ext.size(); ++d)
+      if (ext[d] != 1 && c(a, d) != c(b, d)) return false;
     return true;
   }
 
@@ -311,7 +352,7 @@ class KernelBuilder {
     }
     const Var& v = std::get<Var>(a);
     if (!member(v)) return load(v, linear_offset(point, v.aval().shape));
-    const std::string k = key(v.id(), point);
+    const std::string k = guarded_key(v.id(), point);
     if (auto it = ph_->memo.find(k); it != ph_->memo.end()) return it->second;
     // A value an earlier stage saved at this point.
     if (auto it = saved_of_.find(k); it != saved_of_.end() && ph_->sees_saved &&
@@ -386,7 +427,7 @@ class KernelBuilder {
       const scalar::Value r = splice(prog, args);
       // An expensive value at the point itself, in a stage of a kernel whose body runs per
       // point: saved for the later bodies (softmax's exp is computed once).
-      if (ph_->stage && !row_outputs_ && transcendental(prog)) {
+      if (ph_->stage && !row_outputs_ && guards_.empty() && transcendental(prog)) {
         const std::string k = key(e.outvars[0].id(), point);
         if (k == key(e.outvars[0].id(), identity_point(dims_)) && !saved_of_.count(k))
           ph_->saves.emplace_back(k, r);
@@ -397,13 +438,17 @@ class KernelBuilder {
         (*index_map_rule(*e.primitive))(ins, out, e.params, point);
     if (!r) throw CannotCompose{m};
     switch (r->kind) {
-      case IndexMapResult::Kind::kOperand:
-        return at(e.invars[0], r->point);
+      case IndexMapResult::Kind::kOperand: {
+        std::vector<kir::Affine> point = r->point;
+        for (const IndexMapDynamic& dyn : r->dynamic)
+          point[dyn.dim] = point[dyn.dim] + dynamic_term(m, dyn);
+        return at(e.invars[0], point);
+      }
       case IndexMapResult::Kind::kLinear: {
         const Var& x = std::get<Var>(e.invars[0]);
         if (!member(x)) return load(x, r->value);
         std::optional<std::vector<kir::Affine>> p =
-            delinearize(over_dims(r->value), x.aval().shape, dims_);
+            delinearize(over_dims(r->value), x.aval().shape, ext_dims());
         if (!p) throw CannotCompose{producer_.at(x.id())};
         return at(e.invars[0], *p);
       }
@@ -412,8 +457,91 @@ class KernelBuilder {
         if (collecting()) return {0, out.dtype};
         return out.dtype == DType::kInt64 ? i : ph_->builder->convert(i, out.dtype);
       }
+      case IndexMapResult::Kind::kSelect:
+        return select_at(m, r->pieces);
     }
     throw_internal("compiler/fusion", "unknown index-map result");
+  }
+
+  // clamp(operand's value, lo, hi) as a form: a constant for a literal, else a symbol of the
+  // kernel (the operand read from memory: a computed one is split off to be materialized).
+  kir::Affine dynamic_term(size_t m, const IndexMapDynamic& dyn) {
+    const Atom& a = j_.eqns[m].invars[dyn.operand];
+    if (const Literal* lit = std::get_if<Literal>(&a)) {
+      const Aval& av = lit->aval();
+      const scalar::ScalarValue v = kir::read_element(lit->value().raw_data("jit"), av.dtype, 0);
+      const int64_t i =
+          av.dtype == DType::kUInt64 && static_cast<int64_t>(v.bits) < 0 ? dyn.hi : v.as_int();
+      return kir::Affine::constant(std::clamp(i, dyn.lo, dyn.hi), dims_.size());
+    }
+    const Var& v = std::get<Var>(a);
+    if (member(v)) throw CannotCompose{producer_.at(v.id())};
+    const kir::Symbol sy{param_of(v), kir::Affine::constant(0, dims_.size()), dyn.lo, dyn.hi};
+    size_t k = 0;
+    while (k < symbols_.size() && !(symbols_[k] == sy)) ++k;
+    if (k == symbols_.size()) {
+      if (!collecting())
+        throw_internal("compiler/fusion", "a symbol appeared only in the emitting walk");
+      symbols_.push_back(sy);
+    }
+    kir::Affine t = kir::Affine::constant(dyn.lo, dims_.size() + k + 1);
+    t.coeff[dims_.size() + k] = 1;
+    return t;
+  }
+
+  // The iteration dimensions, then each symbol's extent.
+  std::vector<int64_t> ext_dims() const {
+    std::vector<int64_t> d(dims_.begin(), dims_.end());
+    for (const kir::Symbol& sy : symbols_) d.push_back(sy.extent());
+    return d;
+  }
+
+  // The first piece whose guards hold: each piece computed with its loads guarded (guards that
+  // hold everywhere dropped, pieces that hold nowhere skipped), then a chain of selects on the
+  // guards' conditions, from index values.
+  scalar::Value select_at(size_t m, const std::vector<IndexMapPiece>& pieces) {
+    const JaxprEqn& e = j_.eqns[m];
+    const DType t = e.outvars[0].aval().dtype;
+    std::vector<std::pair<std::vector<kir::Guard>, scalar::Value>> taken;
+    for (const IndexMapPiece& piece : pieces) {
+      std::vector<kir::Guard> gs;
+      bool never = false;
+      for (kir::Guard g : piece.guards) {
+        g.value = over_dims(g.value);
+        const std::vector<int64_t> ext = ext_dims();
+        const int64_t mn = g.value.min_over(ext), mx = g.value.max_over(ext);
+        if (mx < g.lo || mn >= g.hi) never = true;
+        if (mn < g.lo || mx >= g.hi) gs.push_back(std::move(g));
+      }
+      if (never) continue;
+      const size_t depth = guards_.size();
+      guards_.insert(guards_.end(), gs.begin(), gs.end());
+      guard_owner_.insert(guard_owner_.end(), gs.size(), m);
+      const scalar::Value v = at(e.invars[piece.operand], piece.point);
+      guards_.resize(depth);
+      guard_owner_.resize(depth);
+      for (const kir::Guard& g : gs) index_value(g.value);  // the conditions' inputs
+      taken.emplace_back(std::move(gs), v);
+      if (taken.back().first.empty()) break;  // holds everywhere: later pieces are never read
+    }
+    if (taken.empty()) throw CannotCompose{m};  // no piece: the rule said something impossible
+    if (collecting()) return {0, t};
+    scalar::Builder& b = *ph_->builder;
+    scalar::Value r = taken.back().second;
+    for (size_t k = taken.size() - 1; k-- > 0;) {
+      scalar::Value c{};
+      bool first = true;
+      for (const kir::Guard& g : taken[k].first) {
+        const scalar::Value i = index_value(g.value);
+        const scalar::Value ok =
+            b.bit_and(b.ge(i, b.constant_bits(static_cast<uint64_t>(g.lo), DType::kInt64)),
+                      b.lt(i, b.constant_bits(static_cast<uint64_t>(g.hi), DType::kInt64)));
+        c = first ? ok : b.bit_and(c, ok);
+        first = false;
+      }
+      r = b.select(c, taken[k].second, r);
+    }
+    return r;
   }
 
   // Emits program p's instructions with its inputs bound to args; its first output.
@@ -437,6 +565,9 @@ class KernelBuilder {
   std::unordered_map<std::string, size_t> saved_of_;  // value at a point -> its saved value
   std::vector<DType> saved_types_;
   std::vector<size_t> saved_visible_;  // per body being emitted: saved values it may read
+  std::vector<kir::Symbol> symbols_;   // the kernel's dynamic indices
+  std::vector<kir::Guard> guards_;     // the guards every load made now carries
+  std::vector<size_t> guard_owner_;    // per guard: the equation (pad, concatenate) it is from
 };
 
 // ---- sibling multi-output fusion ----
@@ -482,7 +613,8 @@ kir::Kernel merge_kernels(const kir::Kernel& a, const std::vector<Var>& a_in, co
     out.indices = base_idx;
     std::vector<size_t> lmap, imap;
     for (const kir::Load& l : loads) {
-      kir::Load m{param[static_cast<size_t>(l.param)], l.index};
+      kir::Load m = l;
+      m.param = param[static_cast<size_t>(l.param)];
       auto it = std::find(out.loads.begin(), out.loads.end(), m);
       if (it == out.loads.end()) it = out.loads.insert(out.loads.end(), m);
       lmap.push_back(static_cast<size_t>(it - out.loads.begin()));
@@ -581,6 +713,7 @@ void merge_siblings(const Jaxpr& j, FusionPlan& plan) {
         const bool map_beside =
             (ka.stages.empty() && !kb.row_outputs) || (kb.stages.empty() && !ka.row_outputs);
         if (ka.dims != kb.dims || !(same || map_beside)) continue;
+        if (!ka.symbols.empty() || !kb.symbols.empty()) continue;  // not yet
         bool share = false;
         for (const Var& v : B.inputs)
           share |= std::find(A.inputs.begin(), A.inputs.end(), v) != A.inputs.end();
@@ -657,10 +790,11 @@ bool fusible(const JaxprEqn& e) {
   }
   if (elementwise && bshape != out) return false;
   if (index_map) {
-    if (e.invars.size() > 1) return false;  // dynamic starts, several operands: not yet
     const std::vector<Aval> ins = in_avals(e);
     const Aval& out = e.outvars[0].aval();
-    if (!(*index_map_rule(p))(ins, out, e.params, identity_point(out.shape))) return false;
+    const std::optional<IndexMapResult> r =
+        (*index_map_rule(p))(ins, out, e.params, identity_point(out.shape));
+    if (!r) return false;
   }
   return true;
 }

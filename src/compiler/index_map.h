@@ -9,7 +9,13 @@
 //             slice, rev, squeeze, reshapes that only add or drop unit dimensions);
 //   kLinear   it is operand 0's element at row-major offset `value` (any reshape) — usable when
 //             operand 0 is read from memory, not computed in the kernel;
-//   kIndex    it is the integer `value` converted to the output dtype (iota).
+//   kIndex    it is the integer `value` converted to the output dtype (iota);
+//   kSelect   it is the first of `pieces` whose guards all hold: operand `operand`'s element at
+//             `point` (pad, concatenate); every point satisfies some piece's guards. Fusion
+//             computes every piece at every point it needs, its loads guarded by the piece's
+//             guards, and selects (the last piece where all others fail).
+// With kOperand, `dynamic` adds run-time terms: point[dim] += clamp(operand `operand`'s value
+// (a rank-0 integer), lo, hi) — dynamic_slice's clamped starts, symbols of the kernel.
 // A rule returns nullopt when it cannot say (a param it does not handle).
 #pragma once
 
@@ -23,10 +29,24 @@
 
 namespace tessera::compiler {
 
+struct IndexMapPiece {
+  size_t operand = 0;
+  std::vector<kir::Affine> point;
+  std::vector<kir::Guard> guards;  // over the kernel's iteration indices, as `point` is
+};
+
+struct IndexMapDynamic {
+  size_t dim = 0;
+  size_t operand = 0;
+  int64_t lo = 0, hi = 0;
+};
+
 struct IndexMapResult {
-  enum class Kind { kOperand, kLinear, kIndex } kind = Kind::kOperand;
-  std::vector<kir::Affine> point;  // kOperand
-  kir::Affine value;               // kLinear, kIndex
+  enum class Kind { kOperand, kLinear, kIndex, kSelect } kind = Kind::kOperand;
+  std::vector<kir::Affine> point;        // kOperand
+  kir::Affine value;                     // kLinear, kIndex
+  std::vector<IndexMapPiece> pieces;     // kSelect
+  std::vector<IndexMapDynamic> dynamic;  // kOperand
 };
 
 using IndexMapRule = std::function<std::optional<IndexMapResult>(

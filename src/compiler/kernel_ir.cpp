@@ -28,9 +28,18 @@ Affine Affine::dim(size_t d, size_t rank) {
 
 Affine Affine::operator+(const Affine& o) const {
   Affine r = *this;
-  for (size_t d = 0; d < r.coeff.size() && d < o.coeff.size(); ++d) r.coeff[d] += o.coeff[d];
+  if (r.coeff.size() < o.coeff.size()) r.coeff.resize(o.coeff.size(), 0);
+  for (size_t d = 0; d < o.coeff.size(); ++d) r.coeff[d] += o.coeff[d];
   r.offset += o.offset;
   return r;
+}
+
+bool Affine::operator==(const Affine& o) const {
+  if (offset != o.offset) return false;
+  const size_t n = std::max(coeff.size(), o.coeff.size());
+  for (size_t d = 0; d < n; ++d)
+    if ((d < coeff.size() ? coeff[d] : 0) != (d < o.coeff.size() ? o.coeff[d] : 0)) return false;
+  return true;
 }
 
 Affine Affine::scaled(int64_t k) const {
@@ -50,6 +59,12 @@ int64_t Affine::min_over(std::span<const int64_t> dims) const {
   int64_t v = offset;
   for (size_t d = 0; d < coeff.size() && d < dims.size(); ++d)
     if (coeff[d] < 0 && dims[d] > 0) v += coeff[d] * (dims[d] - 1);
+  return v;
+}
+
+int64_t Affine::at(std::span<const int64_t> idx) const {
+  int64_t v = offset;
+  for (size_t d = 0; d < idx.size() && d < coeff.size(); ++d) v += coeff[d] * idx[d];
   return v;
 }
 
@@ -83,6 +98,64 @@ int64_t BufferType::size() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+// ---------------------------------------------------------------- Guard, Load
+
+bool Guard::holds(std::span<const int64_t> idx) const {
+  const int64_t v = value.at(idx);
+  return lo <= v && v < hi;
+}
+
+std::string Guard::str() const {
+  return std::to_string(lo) + " <= " + value.str() + " < " + std::to_string(hi);
+}
+
+namespace {
+int64_t floor_div(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+}  // namespace
+
+std::optional<std::pair<int64_t, int64_t>> Load::index_range(std::span<const int64_t> dims) const {
+  std::vector<int64_t> lo(dims.size(), 0), hi(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] <= 0) return std::nullopt;
+    hi[d] = dims[d] - 1;
+  }
+  for (const Guard& g : guards) {
+    size_t only = SIZE_MAX, count = 0;
+    for (size_t d = 0; d < dims.size() && d < g.value.coeff.size(); ++d)
+      if (g.value.coeff[d] != 0 && dims[d] > 1) {
+        only = d;
+        ++count;
+      }
+    const int64_t off = g.value.offset;
+    if (count == 0) {
+      if (off < g.lo || off >= g.hi) return std::nullopt;
+    } else if (count == 1) {
+      // lo - off <= c * i <= hi - 1 - off.
+      const int64_t c = g.value.coeff[only];
+      const int64_t a = g.lo - off, b = g.hi - 1 - off;
+      if (c > 0) {
+        lo[only] = std::max(lo[only], ceil_div(a, c));
+        hi[only] = std::min(hi[only], floor_div(b, c));
+      } else {
+        lo[only] = std::max(lo[only], ceil_div(b, c));
+        hi[only] = std::min(hi[only], floor_div(a, c));
+      }
+    }
+  }
+  int64_t mn = index.offset, mx = index.offset;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (lo[d] > hi[d]) return std::nullopt;
+    const int64_t c = d < index.coeff.size() ? index.coeff[d] : 0;
+    mn += c * (c > 0 ? lo[d] : hi[d]);
+    mx += c * (c > 0 ? hi[d] : lo[d]);
+  }
+  return std::make_pair(mn, mx);
 }
 
 // ---------------------------------------------------------------- Kernel
@@ -123,6 +196,26 @@ size_t Kernel::num_saved() const {
   size_t n = 0;
   for (const Stage& s : stages) n += s.saves;
   return n;
+}
+
+std::vector<int64_t> Kernel::extended_dims() const {
+  std::vector<int64_t> d(dims.begin(), dims.end());
+  for (const Symbol& s : symbols) d.push_back(s.extent());
+  return d;
+}
+
+std::vector<int64_t> Kernel::extended_index(std::span<const void* const> in,
+                                            std::span<const int64_t> idx) const {
+  std::vector<int64_t> x(idx.begin(), idx.end());
+  for (const Symbol& s : symbols) {
+    const DType t = inputs[static_cast<size_t>(s.param)].dtype;
+    const scalar::ScalarValue v =
+        read_element(in[static_cast<size_t>(s.param)], t, s.index.at(idx));
+    // Unsigned 64-bit values above INT64_MAX clamp to hi.
+    const int64_t i = t == DType::kUInt64 && static_cast<int64_t>(v.bits) < 0 ? s.hi : v.as_int();
+    x.push_back(std::clamp(i, s.lo, s.hi) - s.lo);
+  }
+  return x;
 }
 
 bool Reducer::supported(scalar::Op op, DType t) {
@@ -177,7 +270,8 @@ namespace {
 void verify_body(const Kernel& k, const std::string& what, const std::vector<Load>& loads,
                  const std::vector<IndexValue>& indices, const scalar::Program& body,
                  std::span<const DType> rows) {
-  const size_t rank = k.dims.size();
+  const size_t rank = k.dims.size() + k.symbols.size();
+  const std::vector<int64_t> ext = k.extended_dims();
   const size_t n_in = loads.size() + indices.size() + rows.size();
   if (body.inputs.size() != n_in)
     bad(k, what + " takes " + std::to_string(body.inputs.size()) + " inputs, it has " +
@@ -192,7 +286,10 @@ void verify_body(const Kernel& k, const std::string& what, const std::vector<Loa
     if (l.index.coeff.size() != rank) bad(k, name + " has a wrong rank");
     const BufferType& in = k.inputs[static_cast<size_t>(l.param)];
     if (body.inputs[i] != in.dtype) bad(k, name + " has a wrong dtype");
-    if (points > 0 && (l.index.min_over(k.dims) < 0 || l.index.max_over(k.dims) >= in.size()))
+    for (const Guard& g : l.guards)
+      if (g.value.coeff.size() != rank) bad(k, name + " has a guard of a wrong rank");
+    const auto range = l.index_range(ext);
+    if (points > 0 && range && (range->first < 0 || range->second >= in.size()))
       bad(k, name + " (" + l.index.str() + ") leaves input " + std::to_string(l.param) + " of " +
                  std::to_string(in.size()) + " elements");
   }
@@ -221,6 +318,20 @@ void Kernel::verify() const {
   if (inner > dims.size()) bad(*this, "more inner dimensions than dimensions");
   if (stages.empty() && (inner != 0 || row_outputs))
     bad(*this, "inner dimensions or row outputs without stages");
+  for (size_t k = 0; k < symbols.size(); ++k) {
+    const Symbol& sy = symbols[k];
+    const std::string name = "symbol " + std::to_string(k);
+    if (sy.param < 0 || static_cast<size_t>(sy.param) >= inputs.size())
+      bad(*this, name + " reads a missing input");
+    const BufferType& in = inputs[static_cast<size_t>(sy.param)];
+    if (!is_integer(in.dtype)) bad(*this, name + " reads a buffer that is not of integers");
+    if (sy.index.coeff.size() != dims.size()) bad(*this, name + " has a wrong rank");
+    if (sy.lo > sy.hi) bad(*this, name + " has an empty range");
+    if (!stages.empty() && depends_on_inner(sy.index, dims.size(), inner))
+      bad(*this, name + " depends on an inner dimension");
+    if (num_points() > 0 && (sy.index.min_over(dims) < 0 || sy.index.max_over(dims) >= in.size()))
+      bad(*this, name + " (" + sy.index.str() + ") leaves input " + std::to_string(sy.param));
+  }
   std::vector<DType> rows, saved;
   auto visible = [&](bool with_saved) {
     std::vector<DType> v = rows;
@@ -246,9 +357,12 @@ void Kernel::verify() const {
   }
   verify_body(*this, "the body", loads, indices, body, visible(!row_outputs));
   if (row_outputs) {
-    for (const Load& l : loads)
-      if (depends_on_inner(l.index, dims.size(), inner))
+    for (const Load& l : loads) {
+      bool inner_guard = false;
+      for (const Guard& g : l.guards) inner_guard |= depends_on_inner(g.value, dims.size(), inner);
+      if (depends_on_inner(l.index, dims.size(), inner) || inner_guard)
         bad(*this, "a row-output load depends on an inner dimension");
+    }
     for (const IndexValue& v : indices)
       if (depends_on_inner(v.value, dims.size(), inner))
         bad(*this, "a row-output index value depends on an inner dimension");
@@ -273,10 +387,15 @@ Kernel Kernel::collapsed() const {
   Kernel k = *this;
   auto forms = [&k]() {
     std::vector<Affine*> f;
-    for (Load& l : k.loads) f.push_back(&l.index);
+    auto add_load = [&f](Load& l) {
+      f.push_back(&l.index);
+      for (Guard& g : l.guards) f.push_back(&g.value);
+    };
+    for (Load& l : k.loads) add_load(l);
+    for (Symbol& sy : k.symbols) f.push_back(&sy.index);
     for (IndexValue& v : k.indices) f.push_back(&v.value);
     for (Stage& s : k.stages) {
-      for (Load& l : s.loads) f.push_back(&l.index);
+      for (Load& l : s.loads) add_load(l);
       for (IndexValue& v : s.indices) f.push_back(&v.value);
     }
     return f;
@@ -342,7 +461,12 @@ void body_text(std::string& s, const std::string& pad, const std::vector<Load>& 
     s += std::to_string(loads[k].param);
     s += '[';
     s += loads[k].index.str();
-    s += "]\n";
+    s += ']';
+    for (size_t g = 0; g < loads[k].guards.size(); ++g) {
+      s += g ? ", " : " if ";
+      s += loads[k].guards[g].str();
+    }
+    s += '\n';
   }
   for (size_t k = 0; k < indices.size(); ++k) {
     s += pad;
@@ -393,6 +517,21 @@ std::string Kernel::signature_text() const {
   s += ") -> (";
   s += buffer_types_str(outputs);
   s += ") {\n";
+  for (size_t k = 0; k < symbols.size(); ++k) {
+    s += "  i";
+    s += std::to_string(dims.size() + k);
+    s += " = clamp(load p";
+    s += std::to_string(symbols[k].param);
+    s += '[';
+    s += symbols[k].index.str();
+    s += "], ";
+    s += std::to_string(symbols[k].lo);
+    s += ", ";
+    s += std::to_string(symbols[k].hi);
+    s += ") - ";
+    s += std::to_string(symbols[k].lo);
+    s += '\n';
+  }
   size_t rows = 0, saved = 0;
   for (size_t k = 0; k < stages.size(); ++k) {
     const Stage& st = stages[k];
@@ -511,12 +650,6 @@ void write(void* base, DType t, int64_t i, const scalar::ScalarValue& v) {
   }
 }
 
-int64_t eval_affine(const Affine& a, const std::vector<int64_t>& idx) {
-  int64_t v = a.offset;
-  for (size_t d = 0; d < idx.size(); ++d) v += a.coeff[d] * idx[d];
-  return v;
-}
-
 }  // namespace
 
 namespace {
@@ -536,15 +669,19 @@ std::vector<scalar::ScalarValue> body_args(const Kernel& k, std::span<const void
                                            const std::vector<Load>& loads,
                                            const std::vector<IndexValue>& indices,
                                            std::span<const scalar::ScalarValue> rows,
-                                           const std::vector<int64_t>& idx) {
+                                           const std::vector<int64_t>& point) {
+  const std::vector<int64_t> idx = k.extended_index(inputs, point);
   std::vector<scalar::ScalarValue> args;
   args.reserve(loads.size() + indices.size() + rows.size());
-  for (const Load& l : loads)
-    args.push_back(read_element(inputs[static_cast<size_t>(l.param)],
-                                k.inputs[static_cast<size_t>(l.param)].dtype,
-                                eval_affine(l.index, idx)));
+  for (const Load& l : loads) {
+    const DType t = k.inputs[static_cast<size_t>(l.param)].dtype;
+    bool reads = true;
+    for (const Guard& g : l.guards) reads = reads && g.holds(idx);
+    args.push_back(reads ? read_element(inputs[static_cast<size_t>(l.param)], t, l.index.at(idx))
+                         : scalar::ScalarValue{t, 0});
+  }
   for (const IndexValue& v : indices)
-    args.push_back(scalar::ScalarValue::of_int(eval_affine(v.value, idx), DType::kInt64));
+    args.push_back(scalar::ScalarValue::of_int(v.value.at(idx), DType::kInt64));
   args.insert(args.end(), rows.begin(), rows.end());
   return args;
 }

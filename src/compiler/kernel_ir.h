@@ -6,7 +6,10 @@
 // map kernel (inner == 0, no stages) computes every point independently. At point i (one index
 // per dimension) its body:
 //   1. reads every `loads[k]` — element `index(i)` (an affine form of i, in elements) of input
-//      buffer `param`; every input is a dense row-major buffer of its dtype;
+//      buffer `param`; every input is a dense row-major buffer of its dtype. A load may be
+//      guarded: it reads only at points where every guard holds (lo <= value(i) < hi) and gives
+//      zero elsewhere without touching memory — what pad and concatenate compose to (the body
+//      selects between the pieces with the same conditions, from index values);
 //   2. forms every `indices[k]` — the integer value of an affine form of i (iota's values);
 //   3. runs `body` with inputs (load values..., index values..., row values...), in that order;
 //   4. stores body output k at the point's row-major position in output buffer k (every output
@@ -26,6 +29,12 @@
 // The order in which a reducer combines values is the lowering's (reducers are associative up to
 // rounding; the reference evaluator folds in order); it is fixed for a kernel, whatever the
 // thread count. The CPU lowering uses the eager reduction kernel's order.
+// A kernel may also read *symbols*: dynamic indices (dynamic_slice's clamped starts, later
+// gather's indices). Symbol k is the integer element `index(i)` of input `param`, clamped to
+// [lo, hi], minus lo; every affine form may use it as one more variable, i{rank + k}, which
+// ranges over [0, hi - lo] like an iteration index — so bounds checks, collapsing and index-map
+// composition treat it as a dimension of the extended space (extended_dims()). A symbol's own
+// index uses the iteration dimensions only, and in a reduction kernel not the inner ones.
 // Nothing in the IR says how the space is tiled, vectorized or split over threads: the CPU
 // lowering (cpu/llvm_codegen.h) decides that, and a GPU lowering maps the same IR to blocks.
 // Kernels are values: text() prints them, and identical text means an identical kernel (the
@@ -33,8 +42,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/dtype.h"
@@ -53,11 +64,13 @@ struct Affine {
   Affine operator+(const Affine& o) const;
   Affine scaled(int64_t k) const;
   bool is_constant() const;
-  bool operator==(const Affine& o) const = default;
+  // Equal forms: the same offset and coefficients, a missing trailing coefficient being 0.
+  bool operator==(const Affine& o) const;
   // The least and greatest value over the space `dims` (empty spaces: offset).
   int64_t min_over(std::span<const int64_t> dims) const;
   int64_t max_over(std::span<const int64_t> dims) const;
-  std::string str() const;  // "3*i0 + i1 + 2"
+  int64_t at(std::span<const int64_t> idx) const;  // the value at a point
+  std::string str() const;                         // "3*i0 + i1 + 2"
 };
 
 struct BufferType {
@@ -66,10 +79,32 @@ struct BufferType {
   int64_t size() const;
 };
 
+// lo <= value(i) < hi.
+struct Guard {
+  Affine value;
+  int64_t lo = 0, hi = 0;
+  bool operator==(const Guard& o) const = default;
+  bool holds(std::span<const int64_t> idx) const;
+  std::string str() const;  // "0 <= i1 - 2 < 8"
+};
+
 struct Load {
-  int32_t param = 0;  // input buffer
-  Affine index;       // element offset into it
+  int32_t param = 0;            // input buffer
+  Affine index;                 // element offset into it
+  std::vector<Guard> guards{};  // read only where all hold, else the value is zero
   bool operator==(const Load& o) const = default;
+  // The least and greatest index the load reads over the space `dims` (guards on one
+  // dimension narrow that dimension's range; others are not used); nullopt when it never reads.
+  std::optional<std::pair<int64_t, int64_t>> index_range(std::span<const int64_t> dims) const;
+};
+
+// clamp(int64(input[param][index(i)]), lo, hi) - lo.
+struct Symbol {
+  int32_t param = 0;
+  Affine index;
+  int64_t lo = 0, hi = 0;
+  bool operator==(const Symbol& o) const = default;
+  int64_t extent() const { return hi - lo + 1; }
 };
 
 struct IndexValue {
@@ -104,15 +139,21 @@ struct Kernel {
   std::vector<Load> loads;
   std::vector<IndexValue> indices;
   scalar::Program body;
-  size_t inner = 0;           // trailing reduction dimensions
-  bool row_outputs = false;   // the body runs once per outer point
-  std::vector<Stage> stages;  // reduction stages, in order
+  size_t inner = 0;             // trailing reduction dimensions
+  bool row_outputs = false;     // the body runs once per outer point
+  std::vector<Stage> stages;    // reduction stages, in order
+  std::vector<Symbol> symbols;  // dynamic indices, variables i{dims.size() + k}
 
   int64_t num_points() const;
   int64_t num_outer() const;  // points of the parallel dimensions
   int64_t num_inner() const;  // points of the reduction dimensions
   size_t num_row_values() const;
   size_t num_saved() const;
+  // dims, then each symbol's extent: the space every affine form ranges over.
+  std::vector<int64_t> extended_dims() const;
+  // The values of the iteration indices `idx` followed by the symbols' values there.
+  std::vector<int64_t> extended_index(std::span<const void* const> inputs,
+                                      std::span<const int64_t> idx) const;
   // Checks the kernel is well formed: body inputs match the loads' dtypes then int64 per index
   // value then the row values' types, body outputs match the outputs' dtypes and sizes (and
   // each stage's its reducers'), every load stays inside its buffer over the whole space

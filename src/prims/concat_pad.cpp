@@ -3,8 +3,10 @@
 // (jax/_src/lax/lax.py): both are linear; concatenate transposes to slices, pad to a slice
 // of the cropped/padded cotangent (and the padding value gets what the operand did not).
 #include <algorithm>
+#include <optional>
 #include <string>
 
+#include "compiler/index_map.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
@@ -307,6 +309,57 @@ BatchOut pad_batch(const BatchAxis&, std::span<const Array> args, std::span<cons
   return {one(lax::select_n(mask, {vb, y})), {b}};
 }
 
+// ---------------------------------------------------------------- index maps
+
+// Operand k's element at the output point moved back by its offset along the axis, for the
+// first operand whose range along the axis holds the point.
+std::optional<compiler::IndexMapResult> concatenate_map(std::span<const Aval> in, const Aval&,
+                                                        const Params& p,
+                                                        std::span<const compiler::kir::Affine> at) {
+  const size_t dim = static_cast<size_t>(p.get_int("dimension"));
+  if (dim >= at.size()) return std::nullopt;
+  compiler::IndexMapResult r;
+  r.kind = compiler::IndexMapResult::Kind::kSelect;
+  int64_t offset = 0;
+  for (size_t k = 0; k < in.size(); ++k) {
+    const int64_t n = in[k].shape[dim];
+    if (n > 0) {
+      compiler::IndexMapPiece piece;
+      piece.operand = k;
+      piece.point.assign(at.begin(), at.end());
+      piece.point[dim].offset -= offset;
+      // The last piece's guard keeps its loads inside it; it is selected where the others fail.
+      piece.guards.push_back({at[dim], offset, offset + n});
+      r.pieces.push_back(std::move(piece));
+    }
+    offset += n;
+  }
+  if (r.pieces.empty()) return std::nullopt;
+  return r;
+}
+
+// The operand's element where the point lies inside it, else the padding value. Interior
+// padding is not an affine map: such pads stay eager.
+std::optional<compiler::IndexMapResult> pad_map(std::span<const Aval> in, const Aval&,
+                                                const Params& p,
+                                                std::span<const compiler::kir::Affine> at) {
+  const std::vector<lax::PadConfig> cfg = pad_config(p);
+  if (cfg.size() != at.size()) return std::nullopt;
+  compiler::IndexMapPiece inside;
+  for (size_t d = 0; d < cfg.size(); ++d) {
+    if (cfg[d].interior != 0) return std::nullopt;
+    compiler::kir::Affine a = at[d];
+    a.offset -= cfg[d].low;
+    inside.point.push_back(a);
+    inside.guards.push_back({at[d], cfg[d].low, cfg[d].low + in[0].shape[d]});
+  }
+  compiler::IndexMapResult r;
+  r.kind = compiler::IndexMapResult::Kind::kSelect;
+  if (in[0].size() > 0) r.pieces.push_back(std::move(inside));
+  r.pieces.push_back({1, {}, {}});
+  return r;
+}
+
 }  // namespace
 
 void register_concat_pad() {
@@ -325,6 +378,8 @@ void register_concat_pad() {
   pad.jvp = pad_jvp;
   pad.transpose = pad_transpose;
   pad.batch = pad_batch;
+  compiler::register_index_map(concatenate, concatenate_map);
+  compiler::register_index_map(pad, pad_map);
   register_primitive(concatenate);
   register_primitive(pad);
 }

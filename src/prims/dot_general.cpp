@@ -11,10 +11,12 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <string>
 #include <type_traits>
 
+#include "compiler/passes/simplify.h"
 #include "prims/batch_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
@@ -659,6 +661,40 @@ batching::BatchOut dot_general_batch(const BatchAxis&, std::span<const Array> ar
   return {tessera::bind(dot_general, args, np), {out_dim}};
 }
 
+// ---------------------------------------------------------------- simplification
+
+// dot_general of a transpose reads the transpose's operand with renumbered dimension numbers —
+// the BLAS call views it transposed (no copy) — when the free dims keep their relative order
+// (they give the output's order). Batch and contracting dims may be permuted freely: the lists
+// pair them up.
+std::optional<compiler::Rewrite> fold_transposes(const compiler::SimplifyView& v) {
+  DimNums dn = dim_nums(v.eqn.params);
+  std::vector<Atom> ins = v.eqn.invars;
+  bool changed = false;
+  auto fold = [&](size_t side, std::vector<int64_t>& batch, std::vector<int64_t>& contracting) {
+    const JaxprEqn* t = v.producer(ins[side]);
+    if (t == nullptr || t->primitive != &transpose) return;
+    const std::vector<int64_t>& perm = t->params.get_ints("permutation");
+    const int64_t nd = static_cast<int64_t>(perm.size());
+    int64_t last = -1;
+    for (int64_t d : free_dims(nd, batch, contracting)) {
+      if (perm[static_cast<size_t>(d)] < last) return;
+      last = perm[static_cast<size_t>(d)];
+    }
+    for (int64_t& d : batch) d = perm[static_cast<size_t>(d)];
+    for (int64_t& d : contracting) d = perm[static_cast<size_t>(d)];
+    ins[side] = t->invars[0];
+    changed = true;
+  };
+  fold(0, dn.lb, dn.lc);
+  fold(1, dn.rb, dn.rc);
+  if (!changed) return std::nullopt;
+  Params np = v.eqn.params;
+  np.set("dimension_numbers", DotDimensionNumbers{dn.lc, dn.rc, dn.lb, dn.rb}.to_param());
+  return compiler::replace_with(
+      compiler::new_eqn(dot_general, std::move(ins), {v.eqn.outvars[0].aval()}, std::move(np)));
+}
+
 }  // namespace
 
 void register_dot_general() {
@@ -673,6 +709,7 @@ void register_dot_general() {
   dot_general.jvp = dot_general_jvp;
   dot_general.transpose = dot_general_transpose;
   dot_general.batch = dot_general_batch;
+  compiler::register_simplification(dot_general, fold_transposes);
   register_primitive(dot_general);
 }
 

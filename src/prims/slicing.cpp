@@ -550,6 +550,19 @@ std::optional<compiler::IndexMapResult> slice_map(std::span<const Aval> in, cons
   return r;
 }
 
+// Operand element at the point plus the clamped starts (XLA's clamp into [0, dim - size]).
+std::optional<compiler::IndexMapResult> dynamic_slice_map(
+    std::span<const Aval> in, const Aval& out, const Params&,
+    std::span<const compiler::kir::Affine> at) {
+  const Shape& x = in[0].shape;
+  if (in.size() != x.size() + 1 || at.size() != x.size()) return std::nullopt;
+  compiler::IndexMapResult r;
+  r.point.assign(at.begin(), at.end());
+  for (size_t d = 0; d < x.size(); ++d)
+    if (x[d] != out.shape[d]) r.dynamic.push_back({d, d + 1, 0, x[d] - out.shape[d]});
+  return r;
+}
+
 }  // namespace
 
 void register_slicing() {
@@ -573,6 +586,7 @@ void register_slicing() {
   dynamic_slice.jvp = dynamic_slice_jvp;
   dynamic_slice.transpose = dynamic_slice_transpose;
   dynamic_slice.batch = dynamic_slice_batch;
+  compiler::register_index_map(dynamic_slice, dynamic_slice_map);
   dynamic_update_slice.abstract_eval = dynamic_update_slice_abstract;
   dynamic_update_slice.impl = dynamic_update_slice_impl;
   dynamic_update_slice.jvp = dynamic_update_slice_jvp;

@@ -155,6 +155,46 @@ TEST(Simplify, ShapeChainsCollapse) {
       "shape=(4, 2, 3)] a in (d,) }");
 }
 
+TEST(Simplify, DotGeneralReadsThroughTransposes) {
+  auto count = [](const std::string& t, const std::string& w) {
+    size_t n = 0;
+    for (size_t at = t.find(w); at != std::string::npos; at = t.find(w, at + 1)) ++n;
+    return n;
+  };
+  // a.T @ b.T, a batched x @ y.T, and transposes that only permute contracting dims: the dots
+  // read the transposes' operands (the BLAS call views them transposed).
+  const std::vector<std::string> folded = {
+      to_string(*make_jaxpr([](const Array& a, const Array& b) {
+                   return tnp::matmul(tnp::transpose(a), tnp::transpose(b));
+                 })(random_array({5, 3}, DType::kFloat32), random_array({4, 5}, DType::kFloat32))
+                     .jaxpr),
+      to_string(
+          *make_jaxpr([](const Array& x, const Array& y) {
+             return tnp::matmul(x, lax::transpose(y, {0, 2, 1}));
+           })(random_array({2, 3, 6}, DType::kFloat32), random_array({2, 7, 6}, DType::kFloat32))
+               .jaxpr),
+      to_string(*make_jaxpr([](const Array& x, const Array& y) {
+                   return lax::dot_general(lax::transpose(x, {0, 2, 1}), y,
+                                           lax::DotDimensionNumbers{{1, 2}, {0, 1}, {}, {}});
+                 })(random_array({4, 2, 3}, DType::kInt32), random_array({3, 2, 5}, DType::kInt32))
+                     .jaxpr)};
+  for (const std::string& text : folded) {
+    const std::string after = simplify_text(text);
+    EXPECT_EQ(count(after, "transpose"), 0u) << text << "\n" << after;
+    EXPECT_EQ(count(after, "dot_general"), 1u) << after;
+    expect_same_values(text);
+  }
+  // A transpose that reorders the free dims stays (the output's order would change).
+  const std::string kept =
+      to_string(*make_jaxpr([](const Array& x, const Array& y) {
+                   return lax::dot_general(lax::transpose(x, {1, 0, 2}), y,
+                                           lax::DotDimensionNumbers{{2}, {0}, {}, {}});
+                 })(random_array({3, 4, 5}, DType::kFloat32), random_array({5, 2}, DType::kFloat32))
+                     .jaxpr);
+  EXPECT_EQ(count(simplify_text(kept), "transpose"), 1u) << simplify_text(kept);
+  expect_same_values(kept);
+}
+
 TEST(Simplify, ConvertChainsAndConstantSelect) {
   // f16 -> f32 is exact, so f16 -> f32 -> f64 is one convert; f32 -> f16 -> f32 is not.
   expect_simplifies(

@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -679,6 +680,227 @@ TEST(FusionReductions, RandomReductionProgramsMatchEager) {
 // Which primitives a fused kernel can compute (their kinds' rules exist) and which still run as
 // eager thunks under jit: the list is pinned, so a primitive gaining (or losing) a rule shows
 // here. Contractions, library calls, control flow, collectives and effects are thunks by kind.
+// ---- guarded loads: pad and concatenate ----
+
+bool has_member(const FusionPlan& p, const Jaxpr& j, const std::string& prim) {
+  for (const auto& g : p.groups)
+    for (size_t m : g.members)
+      if (j.eqns[m].primitive->name() == prim) return true;
+  return false;
+}
+
+TEST(FusionGuards, PadOfAComputedValueIsOneKernel) {
+  Array a = random_array({5, 7}, DType::kFloat32), v = random_array({}, DType::kFloat32);
+  auto f = [](const Array& x, const Array& pv) {
+    return lax::pad(x * 2.0f + 1.0f, pv, {{1, 2, 0}, {3, 0, 0}}) - 0.5f;
+  };
+  ClosedJaxpr cj = make_jaxpr(f)(a, v);
+  std::vector<Array> args{a, v};
+  FusionPlan p = check_plan(cj, args);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_TRUE(has_member(p, *cj.jaxpr, "pad"));
+  const compiler::kir::Kernel& k = p.groups[0].kernel;
+  EXPECT_EQ(k.dims, (Shape{8, 10}));
+  EXPECT_EQ(k.inputs.size(), 2u);  // x and the padding value: no buffer in between
+  EXPECT_NE(k.text().find(" if "), std::string::npos) << k.text();
+  // Negative padding crops: the guard that always holds is dropped.
+  plan_of(
+      [](const Array& x, const Array& pv) {
+        return lax::pad(tnp::abs(x), pv, {{-1, 2, 0}, {-2, -3, 0}});
+      },
+      a, v);
+  // A computed padding value, a rank-0 operand and an empty one.
+  plan_of([](const Array& x) { return lax::pad(x + 1.0f, tnp::sum(x) * 0.0f + 3.0f, {}); },
+          random_array({}, DType::kFloat32));
+  plan_of(
+      [](const Array& x) {
+        return lax::pad(x + 1.0f, tnp::full({}, 2.0), {{2, 1, 0}});
+      },
+      random_array({0}, DType::kFloat32));
+}
+
+TEST(FusionGuards, InteriorPaddingStaysEager) {
+  Array a = random_array({4, 3}, DType::kFloat32);
+  auto f = [](const Array& x) {
+    return lax::pad(x * 2.0f, tnp::full({}, 0.0), {{0, 0, 1}, {1, 1, 0}}) + 1.0f;
+  };
+  ClosedJaxpr cj = make_jaxpr(f)(a);
+  std::vector<Array> args{a};
+  FusionPlan p = check_plan(cj, args);
+  EXPECT_FALSE(has_member(p, *cj.jaxpr, "pad"));
+}
+
+TEST(FusionGuards, ConcatenateOfComputedPiecesIsOneKernel) {
+  Array a = random_array({3, 2}, DType::kFloat32), b = random_array({3, 5}, DType::kFloat32),
+        c = random_array({3, 1}, DType::kFloat32), e = random_array({3, 0}, DType::kFloat32);
+  auto f = [](const Array& x, const Array& y, const Array& z, const Array& w) {
+    return tnp::concatenate({x + 1.0f, w, y * y, z - 3.0f}, 1) * 2.0f;
+  };
+  ClosedJaxpr cj = make_jaxpr(f)(a, b, c, e);
+  std::vector<Array> args{a, b, c, e};
+  FusionPlan p = check_plan(cj, args);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_TRUE(has_member(p, *cj.jaxpr, "concatenate"));
+  EXPECT_EQ(p.groups[0].kernel.dims, (Shape{3, 8}));
+  // Along the leading axis, of integers, and nested inside a pad.
+  plan_of(
+      [](const Array& x, const Array& y) {
+        return tnp::concatenate({x * 3, y, x - y}, 0) + 1;
+      },
+      random_array({2, 4}, DType::kInt32), random_array({2, 4}, DType::kInt32));
+  plan_of(
+      [](const Array& x, const Array& y) {
+        return lax::pad(tnp::concatenate({x, tnp::negative(y)}, 0), tnp::full({}, 9.0),
+                        {{2, 1, 0}}) *
+               x.shape()[0];
+      },
+      random_array({4}, DType::kFloat32), random_array({3}, DType::kFloat32));
+}
+
+TEST(FusionGuards, ExpensivePiecesAreNotRecomputedAtEveryPoint) {
+  Array a = random_array({16}, DType::kFloat32), b = random_array({48}, DType::kFloat32);
+  auto f = [](const Array& x, const Array& y) {
+    return tnp::concatenate({tnp::exp(x), y}, 0) * 2.0f;
+  };
+  ClosedJaxpr cj = make_jaxpr(f)(a, b);
+  std::vector<Array> args{a, b};
+  FusionPlan p = check_plan(cj, args);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_FALSE(has_member(p, *cj.jaxpr, "exp"));  // exp(x) is computed once, then loaded
+}
+
+TEST(FusionGuards, ReshapesTransposesAndReductionsOfPieces) {
+  // A pad read through a reshape that merges its dimensions: guards on a combined index.
+  Array a = random_array({3, 4}, DType::kFloat32);
+  plan_of(
+      [](const Array& x) {
+        Array p = lax::pad(x + 1.0f, tnp::full({}, 0.0), {{1, 0, 0}, {0, 2, 0}});
+        return lax::reshape(p * 2.0f, {24}) + 1.0f;
+      },
+      a);
+  plan_of(
+      [](const Array& x) {
+        Array p = tnp::concatenate({x * 2.0f, x}, 1);
+        return lax::reshape(lax::transpose(p, {1, 0}), {2, 12}) - 1.0f;
+      },
+      a);
+  // A row reduction over a padded row: the stage's loads are guarded; softmax of a concatenation.
+  Array r = random_array({6, 40}, DType::kFloat32), q = random_array({6, 24}, DType::kFloat32);
+  FusionPlan p = plan_of(
+      [](const Array& x) {
+        return tnp::sum(lax::pad(x * x, tnp::full({}, 1.0), {{0, 0, 0}, {3, 5, 0}}), 1) + 1.0f;
+      },
+      r);
+  ASSERT_EQ(p.groups.size(), 1u);
+  plan_of(
+      [](const Array& x, const Array& y) {
+        Array c = tnp::concatenate({x, y + 1.0f}, 1);
+        Array m = tnp::max(c, 1, true);
+        Array e = tnp::exp(c - m);
+        return e / tnp::sum(e, 1, true);
+      },
+      r, q);
+}
+
+// ---- dynamic loads: dynamic_slice ----
+
+TEST(FusionDynamic, DynamicSliceIsASymbolOfTheKernel) {
+  Array x = random_array({6, 9}, DType::kFloat32);
+  for (int32_t i : {0, 2, 4, -3, 100}) {
+    for (int32_t j : {0, 5, -1, 7}) {
+      Array si = tnp::array(std::vector<int32_t>{i}, {}),
+            sj = tnp::array(std::vector<int32_t>{j}, {});
+      auto f = [](const Array& a, const Array& s0, const Array& s1) {
+        return lax::dynamic_slice(a * 2.0f + 1.0f, {s0, s1}, {3, 4}) - 0.5f;
+      };
+      ClosedJaxpr cj = make_jaxpr(f)(x, si, sj);
+      std::vector<Array> args{x, si, sj};
+      FusionPlan p = check_plan(cj, args);
+      // lax.dynamic_slice maps negative starts first: those scalars are a kernel of their own.
+      const compiler::FusionGroup& g = p.groups.back();
+      std::set<std::string> names;
+      for (size_t m : g.members) names.insert(cj.jaxpr->eqns[m].primitive->name());
+      EXPECT_EQ(names, (std::set<std::string>{"add", "dynamic_slice", "mul", "sub"}));
+      EXPECT_EQ(g.kernel.symbols.size(), 2u);
+      EXPECT_NE(g.kernel.text().find("= clamp(load p"), std::string::npos);
+    }
+  }
+  // A computed start is materialized first; a full-size slice needs no symbol; a literal start
+  // is a constant offset; a dynamic slice feeding a row reduction.
+  Array n = tnp::array(std::vector<int32_t>{1}, {});
+  plan_of(
+      [](const Array& a, const Array& s) {
+        return lax::dynamic_slice(a + 1.0f, {s * 2 - 1, s}, {2, 9}) * 3.0f;
+      },
+      x, n);
+  plan_of(
+      [](const Array& a, const Array& s) {
+        return lax::dynamic_slice(a + 1.0f, {s, s}, {6, 9}) * 3.0f;
+      },
+      x, n);
+  plan_of(
+      [](const Array& a) {
+        return lax::dynamic_slice(tnp::abs(a),
+                                  {tnp::array(std::vector<int32_t>{4}, {}),
+                                   tnp::array(std::vector<int32_t>{2}, {})},
+                                  {2, 5}) +
+               1.0f;
+      },
+      x);
+  // (lax.dynamic_slice maps negative starts first: those scalars are a kernel of their own.)
+  auto g = [](const Array& a, const Array& s) {
+    return tnp::sum(lax::dynamic_slice(a * a, {s, s}, {4, 7}), 1) + 1.0f;
+  };
+  ClosedJaxpr cj = make_jaxpr(g)(x, n);
+  std::vector<Array> args{x, n};
+  FusionPlan r = check_plan(cj, args);
+  bool together = false;
+  for (const auto& grp : r.groups) {
+    std::set<std::string> names;
+    for (size_t m : grp.members) names.insert(cj.jaxpr->eqns[m].primitive->name());
+    together |= names.count("dynamic_slice") && names.count("reduce_sum") && names.count("mul");
+  }
+  EXPECT_TRUE(together);
+}
+
+TEST(KernelIr, GuardedLoadsNarrowTheCheckedRangeAndReadZeroOutside) {
+  using compiler::kir::Affine;
+  // out[i0, i1] = x[i0, i1 - 2] + 1 where 2 <= i1 < 6, else 1: x is [3, 4], the space [3, 9].
+  compiler::kir::Kernel k;
+  k.name = "guarded";
+  k.dims = {3, 9};
+  k.inputs = {{DType::kFloat32, {3, 4}}};
+  k.outputs = {{DType::kFloat32, {3, 9}}};
+  const Affine idx = Affine::dim(0, 2).scaled(4) + Affine::dim(1, 2) + Affine::constant(-2, 2);
+  k.loads = {{0, idx, {{Affine::dim(1, 2), 2, 6}}}};
+  const DType t[] = {DType::kFloat32};
+  scalar::Builder b(t);
+  const scalar::Value o = b.add(b.input(0), b.constant(1.0, DType::kFloat32));
+  k.body = std::move(b).finish({&o, 1});
+  k.verify();
+  EXPECT_NE(k.text().find("if 2 <= i1 < 6"), std::string::npos) << k.text();
+  Array x = random_array({3, 4}, DType::kFloat32);
+  const std::vector<double> xv = to_doubles(x);
+  std::vector<float> out(27);
+  const void* ins[] = {x.raw_data("t")};
+  void* outs[] = {out.data()};
+  compiler::kir::evaluate(k, ins, outs);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 9; ++j) {
+      const float want = j >= 2 && j < 6 ? static_cast<float>(xv[i * 4 + j - 2]) + 1.0f : 1.0f;
+      EXPECT_EQ(out[i * 9 + j], want) << i << "," << j;
+    }
+  // Without the guard, or with one too wide, the load leaves the buffer.
+  compiler::kir::Kernel wide = k;
+  wide.loads[0].guards[0].hi = 7;
+  EXPECT_ERROR(InternalError, wide.verify(), "leaves input");
+  compiler::kir::Kernel none = k;
+  none.loads[0].guards.clear();
+  EXPECT_ERROR(InternalError, none.verify(), "leaves input");
+  // Collapsing never merges a guarded dimension with the others unless the guard agrees.
+  EXPECT_EQ(k.collapsed().dims, (Shape{3, 9}));
+}
+
 TEST(Fusion, ListsThePrimitivesThatStayThunks) {
   register_all();
   std::map<std::string, std::vector<std::string>> thunks;  // kind -> names
@@ -703,10 +925,9 @@ TEST(Fusion, ListsThePrimitivesThatStayThunks) {
   EXPECT_GT(fused, 80);
   // Every elementwise primitive has a scalar definition.
   EXPECT_EQ(thunks.count("elementwise"), 0u);
-  // Data movement that needs guarded or dynamic loads (issue 16's remaining work), and the
+  // Data movement that needs dynamic loads (issue 16's remaining work), and the
   // reductions without a fold rule (index-carrying, cumulative, the generic reduce).
-  EXPECT_EQ(thunks["index_map"], (std::vector<std::string>{"concatenate", "dynamic_slice",
-                                                           "dynamic_update_slice", "pad"}));
+  EXPECT_EQ(thunks["index_map"], (std::vector<std::string>{"dynamic_update_slice"}));
   EXPECT_EQ(thunks["reduction"],
             (std::vector<std::string>{"argmax", "argmin", "cumlogsumexp", "cummax", "cummin",
                                       "cumprod", "cumsum", "reduce"}));

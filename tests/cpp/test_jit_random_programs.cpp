@@ -1,11 +1,12 @@
 // Differential testing of jit: random programs — DAGs of elementwise (unary, binary with NumPy
 // broadcasting, weak Python scalars, where), index-map (transpose, reshape, flip, expand_dims +
-// broadcast_to), reduction (sum, max over an axis), contraction (matmul) and convert primitives
-// over random shapes — give bitwise the same results under jit as eagerly. jit runs them through
-// the whole pipeline (inline, fold, simplify, cse, dce) and its thunks, so every simplification
-// rule must be exact. Each program is recorded as a list of steps chosen while running it
-// eagerly, then replayed under jit. Time-boxed (TESSERA_RANDOM_PROGRAM_SECONDS, default 8 s, at
-// most 1000 programs); the seed is the test seed, printed at start.
+// broadcast_to, pad with cropping and interior padding, concatenate), reduction (sum, max over an
+// axis), contraction (matmul) and convert primitives over random shapes — give bitwise the same
+// results under jit as eagerly. jit runs them through the whole pipeline (inline, fold, simplify,
+// cse, dce) and its thunks, so every simplification rule must be exact. Each program is recorded as
+// a list of steps chosen while running it eagerly, then replayed under jit. Time-boxed
+// (TESSERA_RANDOM_PROGRAM_SECONDS, default 8 s, at most 1000 programs); the seed is the test seed,
+// printed at start.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -37,7 +38,9 @@ enum class Op {
   kBroadcast,
   kReduce,
   kMatmul,
-  kConvert
+  kConvert,
+  kPad,
+  kConcat
 };
 
 struct Step {
@@ -130,6 +133,14 @@ Array run_step(const Step& s, const std::vector<Array>& v) {
       return tnp::matmul(a, tnp::transpose(a));
     case Op::kConvert:  // f32 -> i32 -> f32 truncates: must not simplify away
       return tnp::astype(tnp::astype(a * 3.0, DType::kInt32), DType::kFloat32);
+    case Op::kPad: {  // (low, high) per axis, negative crops; interior on one axis
+      std::vector<lax::PadConfig> cfg;
+      for (size_t d = 0; d < a.shape().size(); ++d)
+        cfg.push_back({s.args[1 + 3 * d], s.args[2 + 3 * d], s.args[3 + 3 * d]});
+      return lax::pad(a, tnp::full({}, 0.5, a.dtype()), cfg);
+    }
+    case Op::kConcat:
+      return tnp::concatenate({a, v[static_cast<size_t>(s.args[1])], a}, s.args[2]);
   }
   return a;
 }
@@ -141,7 +152,7 @@ Step choose(const std::vector<Array>& v, std::mt19937_64& g) {
     const int64_t i = pick(v.size());
     const Array& a = v[static_cast<size_t>(i)];
     const Shape& sh = a.shape();
-    switch (static_cast<Op>(pick(11))) {
+    switch (static_cast<Op>(pick(13))) {
       case Op::kUnary:
         return {Op::kUnary, {i, pick(7)}};
       case Op::kBinary:
@@ -190,6 +201,32 @@ Step choose(const std::vector<Array>& v, std::mt19937_64& g) {
         return {Op::kMatmul, {i}};
       case Op::kConvert:
         return {Op::kConvert, {i}};
+      case Op::kPad: {
+        if (a.size() > 256) continue;
+        Step s{Op::kPad, {i}};
+        for (int64_t n : sh) {
+          const int64_t lo = pick(4) - 1, hi = pick(4) - 1;
+          const int64_t interior = pick(8) == 0 ? 1 : 0;
+          const int64_t size = n + std::max<int64_t>(0, n - 1) * interior + lo + hi;
+          s.args.push_back(size < 0 ? 0 : lo);
+          s.args.push_back(size < 0 ? 0 : hi);
+          s.args.push_back(interior);
+        }
+        return s;
+      }
+      case Op::kConcat: {
+        if (sh.empty() || a.size() > 256) continue;
+        const int64_t axis = pick(sh.size());
+        std::vector<int64_t> ok;  // the same shape but along the axis
+        for (size_t j = 0; j < v.size(); ++j) {
+          const Shape& o = v[j].shape();
+          bool same = o.size() == sh.size();
+          for (size_t d = 0; same && d < sh.size(); ++d)
+            same = static_cast<int64_t>(d) == axis || o[d] == sh[d];
+          if (same) ok.push_back(static_cast<int64_t>(j));
+        }
+        return {Op::kConcat, {i, ok[static_cast<size_t>(pick(ok.size()))], axis}};
+      }
     }
   }
 }

@@ -454,15 +454,17 @@ Kernel two_stage(DType t, int64_t rows, int64_t a, int64_t b, bool transposed, s
 // Inputs whose every fold is exact in any order: integers (they wrap), small integer floats.
 Buffers exact_inputs(const Kernel& k, std::mt19937_64& g) {
   Buffers b = random_buffers(k, g);
-  const DType t = k.inputs[0].dtype;
-  for (int64_t i = 0; i < k.inputs[0].size(); ++i) {
-    const double v = static_cast<double>(static_cast<int64_t>(g() % 17) - 8);
-    char* p = b.in[0].data() + static_cast<size_t>(i) * itemsize(t);
-    if (t == DType::kFloat32) {
-      const float f = static_cast<float>(v);
-      std::memcpy(p, &f, 4);
-    } else if (t == DType::kFloat64) {
-      std::memcpy(p, &v, 8);
+  for (size_t in = 0; in < k.inputs.size(); ++in) {
+    const DType t = k.inputs[in].dtype;
+    for (int64_t i = 0; i < k.inputs[in].size(); ++i) {
+      const double v = static_cast<double>(static_cast<int64_t>(g() % 17) - 8);
+      char* p = b.in[in].data() + static_cast<size_t>(i) * itemsize(t);
+      if (t == DType::kFloat32) {
+        const float f = static_cast<float>(v);
+        std::memcpy(p, &f, 4);
+      } else if (t == DType::kFloat64) {
+        std::memcpy(p, &v, 8);
+      }
     }
   }
   return b;
@@ -522,6 +524,138 @@ TEST(LlvmCodegen, ReductionStagesMatchTheEvaluator) {
   EXPECT_EQ(c.inner, 1u);
   Kernel nc = two_stage(DType::kFloat32, 3, 4, 33, true, Op::kMax, Op::kAdd, true).collapsed();
   EXPECT_EQ(nc.inner, 2u);
+}
+
+// A padded read: x[i0, i1 - lo] where lo <= i1 < lo + cols (zero elsewhere), plus a second
+// guarded load on the leading dimension, in a map kernel or (inner) folded by a stage.
+Kernel guarded_kernel(DType t, int64_t rows, int64_t cols, int64_t lo, int64_t hi, bool reduce) {
+  Kernel k;
+  k.name = "guarded";
+  const int64_t width = lo + cols + hi;
+  k.dims = {rows, width};
+  k.inputs = {{t, {rows, cols}}, {t, {rows - 1}}};
+  const Affine i0 = Affine::dim(0, 2), i1 = Affine::dim(1, 2);
+  const std::vector<compiler::kir::Load> loads = {
+      {0, i0.scaled(cols) + i1 + Affine::constant(-lo, 2), {{i1, lo, lo + cols}}},
+      {1, i0 + Affine::constant(-1, 2), {{i0, 1, rows}}}};
+  const std::vector<DType> in{t, t};
+  scalar::Builder bl(in);
+  const scalar::Value v = bl.max(bl.input(0), bl.input(1));
+  scalar::Program body = std::move(bl).finish({&v, 1});
+  if (reduce) {
+    k.inner = 1;
+    k.row_outputs = true;
+    k.stages = {compiler::kir::Stage{loads, {}, body, {{Op::kAdd, t}}}};
+    const std::vector<DType> rin{t};
+    scalar::Builder rb(rin);
+    const scalar::Value r = rb.input(0);
+    k.body = std::move(rb).finish({&r, 1});
+    k.outputs = {{t, {rows}}};
+  } else {
+    k.loads = loads;
+    k.body = body;
+    k.outputs = {{t, {rows, width}}};
+  }
+  k.verify();
+  return k;
+}
+
+TEST(LlvmCodegen, GuardedLoadsMatchTheEvaluatorAndVectorize) {
+  std::mt19937_64& g = testing::rng();
+  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kUInt8, DType::kBool})
+    for (auto [r, c, lo, hi] : std::vector<std::array<int64_t, 4>>{
+             {2, 1, 0, 0}, {3, 5, 2, 1}, {4, 100, 7, 30}, {5, 300, 0, 17}, {2, 20, -3, 4}})
+      for (bool reduce : {false, true}) {
+        if (reduce && t == DType::kBool) continue;
+        if (c + lo <= 0) continue;
+        SCOPED_TRACE(std::string(dtype_short_name(t)) + " " + std::to_string(r) + "x" +
+                     std::to_string(c) + " pad " + std::to_string(lo) + "," + std::to_string(hi));
+        Kernel k = guarded_kernel(t, r, c, lo, hi, reduce);
+        if (reduce)
+          reductions::expect_reduction_same(k, g);
+        else
+          expect_same(k, g);
+      }
+  // The guarded loop is vectorized with masked loads (no gathers, no scalar loop only).
+  auto code = compiler::cpu::compile_kernel(guarded_kernel(DType::kFloat32, 4, 1000, 3, 5, false),
+                                            {true, false});
+  EXPECT_NE(code->llvm_ir().find("llvm.masked.load"), std::string::npos) << code->llvm_ir();
+}
+
+// out[i0, i1] = x[i0 + s0, i1 + s1] with s = clamp(start, 0, n - m) read from a buffer of
+// starts (dynamic_slice), in a map kernel or folded over i1 by a stage.
+Kernel symbol_kernel(DType start_type, int64_t n0, int64_t n1, int64_t m0, int64_t m1,
+                     bool reduce) {
+  Kernel k;
+  k.name = "dyn";
+  k.dims = {m0, m1};
+  k.inputs = {{DType::kFloat32, {n0, n1}}, {start_type, {2}}};
+  k.symbols = {{1, Affine::constant(0, 2), 0, n0 - m0}, {1, Affine::constant(1, 2), 0, n1 - m1}};
+  Affine x = Affine::constant(0, 4);
+  x.coeff = {n1, 1, n1, 1};  // (i0 + i2) * n1 + i1 + i3
+  const std::vector<DType> in{DType::kFloat32};
+  scalar::Builder bl(in);
+  const scalar::Value v = bl.mul(bl.input(0), bl.constant(3.0, DType::kFloat32));
+  scalar::Program body = std::move(bl).finish({&v, 1});
+  if (reduce) {
+    k.inner = 1;
+    k.row_outputs = true;
+    k.stages = {compiler::kir::Stage{{{0, x}}, {}, body, {{Op::kAdd, DType::kFloat32}}}};
+    scalar::Builder rb(in);
+    const scalar::Value r = rb.input(0);
+    k.body = std::move(rb).finish({&r, 1});
+    k.outputs = {{DType::kFloat32, {m0}}};
+  } else {
+    k.loads = {{0, x}};
+    k.body = body;
+    k.outputs = {{DType::kFloat32, {m0, m1}}};
+  }
+  k.verify();
+  return k;
+}
+
+TEST(LlvmCodegen, SymbolsAreClampedDynamicIndices) {
+  std::mt19937_64& g = testing::rng();
+  for (DType t : {DType::kInt32, DType::kInt64, DType::kUInt8, DType::kUInt64, DType::kInt16})
+    for (auto [n0, n1, m0, m1] : std::vector<std::array<int64_t, 4>>{
+             {4, 5, 2, 3}, {7, 300, 3, 100}, {3, 3, 3, 3}, {9, 70, 1, 64}})
+      for (bool reduce : {false, true}) {
+        Kernel k = symbol_kernel(t, n0, n1, m0, m1, reduce);
+        SCOPED_TRACE(k.text());
+        // Starts in range, negative, past the end and (unsigned 64) beyond INT64_MAX.
+        for (int64_t trial = 0; trial < 6; ++trial) {
+          Buffers b = random_buffers(k, g);
+          const int64_t choices[] = {0, 1, -5, 1000, n0 - m0, -1};
+          for (int d = 0; d < 2; ++d) {
+            const int64_t v = trial == 5 ? static_cast<int64_t>(g() % 4) : choices[(trial + d) % 6];
+            std::memcpy(b.in[1].data() + static_cast<size_t>(d) * itemsize(t), &v, itemsize(t));
+          }
+          std::vector<std::vector<char>> want = b.out;
+          std::vector<void*> wp;
+          for (auto& w : want) wp.push_back(w.data());
+          compiler::kir::evaluate(k, b.in_ptrs(), wp);
+          auto code = compiler::cpu::compile_kernel(k);
+          std::vector<void*> ptrs;
+          for (auto& i : b.in) ptrs.push_back(i.data());
+          for (auto& o : b.out) ptrs.push_back(o.data());
+          code->run(ptrs, reduce ? k.num_outer() : k.num_points());
+          EXPECT_EQ(compare_bits(DType::kFloat32, b.out[0], want[0]), "") << trial;
+        }
+      }
+  // A symbol over a buffer that is not of integers, or past its buffer, is refused.
+  Kernel bad = symbol_kernel(DType::kInt32, 4, 5, 2, 3, false);
+  bad.inputs[1].dtype = DType::kFloat32;
+  EXPECT_THROW(bad.verify(), InternalError);
+  Kernel past = symbol_kernel(DType::kInt32, 4, 5, 2, 3, false);
+  past.symbols[1].index = Affine::constant(2, 2);
+  EXPECT_THROW(past.verify(), InternalError);
+  // A symbol range wider than the buffer allows makes the load leave it.
+  Kernel wide = symbol_kernel(DType::kInt32, 4, 5, 2, 3, false);
+  wide.symbols[0].hi = 3;
+  EXPECT_THROW(wide.verify(), InternalError);
+  EXPECT_NE(
+      symbol_kernel(DType::kInt32, 4, 5, 2, 3, false).text().find("i2 = clamp(load p1[0], 0, 2)"),
+      std::string::npos);
 }
 
 TEST(LlvmCodegen, ReductionKernelIsCheckedAndPrinted) {

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -193,6 +194,7 @@ class Emitter {
     // The outer indices of this row, innermost first.
     const std::vector<llvm::Value*> outer_idx =
         split_index(q, std::span<const int64_t>(dims_).first(dims_.size() - 1));
+    outer_idx_ = outer_idx;
     // Base offsets (everything but the inner dimension) and inner coefficients.
     auto base_of = [&](const kir::Affine& a) {
       llvm::Value* v = i64c(a.offset);
@@ -251,22 +253,24 @@ class Emitter {
     }
     need_ = fast ? static_cast<llvm::Value*>(b_.getFalse()) : nullptr;
 
+    const size_t last_dim = rank_ == 0 ? 0 : rank_ - 1;
+    // A form at this point (the outer part includes the symbols' terms once they are read).
+    auto form = [&](const kir::Affine& a) {
+      llvm::Value* v = outer_part(a);
+      const int64_t c = rank_ == 0 ? 0 : coeff_of(a, last_dim);
+      return c == 0 ? v : b_.CreateNSWAdd(v, b_.CreateNSWMul(j, i64c(c)));
+    };
+    read_symbols(form);
     std::vector<llvm::Value*> inputs;
     for (size_t l = 0; l < k_.loads.size(); ++l) {
-      const kir::Load& ld = k_.loads[l];
-      const DType t = k_.inputs[static_cast<size_t>(ld.param)].dtype;
       llvm::Value* idx = load_base_[l];
       if (load_step_[l] != 0) idx = b_.CreateNSWAdd(idx, b_.CreateNSWMul(j, i64c(load_step_[l])));
-      llvm::Value* ptr =
-          b_.CreateInBoundsGEP(mem_type(c_, t), bufs_[static_cast<size_t>(ld.param)], idx);
-      llvm::Value* v = b_.CreateLoad(mem_type(c_, t), ptr);
-      if (t == DType::kBool) v = b_.CreateICmpNE(v, b_.getInt8(0));
-      inputs.push_back(v);
+      inputs.push_back(emit_load(k_.loads[l], symbol_terms(idx, k_.loads[l].index), form));
     }
     for (size_t k = 0; k < k_.indices.size(); ++k) {
       llvm::Value* v = index_base_[k];
       if (index_step_[k] != 0) v = b_.CreateNSWAdd(v, b_.CreateNSWMul(j, i64c(index_step_[k])));
-      inputs.push_back(v);
+      inputs.push_back(symbol_terms(v, k_.indices[k].value));
     }
     std::vector<llvm::Value*> outs = emit_body(main_, inputs, fast);
     llvm::Value* pos = b_.CreateNSWAdd(row_start_, j);
@@ -340,13 +344,46 @@ class Emitter {
     return d < a.coeff.size() ? a.coeff[d] : 0;
   }
 
-  // offset + the outer part of a form (the outer indices of this row).
+  // offset + the outer part of a form (the outer indices of this row), and its symbols' terms
+  // once they are read.
   llvm::Value* outer_part(const kir::Affine& a) {
     llvm::Value* v = i64c(a.offset);
     for (size_t d = 0; d < outer_idx_.size(); ++d)
       if (coeff_of(a, d) != 0)
         v = b_.CreateNSWAdd(v, b_.CreateNSWMul(outer_idx_[d], i64c(coeff_of(a, d))));
+    return symbol_terms(v, a);
+  }
+
+  // v + the terms of a's symbol variables (i{rank + k}).
+  llvm::Value* symbol_terms(llvm::Value* v, const kir::Affine& a) {
+    for (size_t s = 0; s < sym_.size(); ++s) {
+      const int64_t c = coeff_of(a, k_.dims.size() + s);
+      if (c != 0) v = b_.CreateNSWAdd(v, b_.CreateNSWMul(sym_[s], i64c(c)));
+    }
     return v;
+  }
+
+  // The symbols' values at the current point (`form` gives their index there):
+  // clamp(int64(x), lo, hi) - lo; unsigned values beyond INT64_MAX clamp as INT64_MAX does.
+  void read_symbols(const std::function<llvm::Value*(const kir::Affine&)>& form) {
+    sym_.clear();
+    std::vector<llvm::Value*> vals;
+    for (const kir::Symbol& sy : k_.symbols) {
+      const DType t = k_.inputs[static_cast<size_t>(sy.param)].dtype;
+      llvm::Type* mt = mem_type(c_, t);
+      llvm::Value* x = b_.CreateLoad(
+          mt, b_.CreateInBoundsGEP(mt, bufs_[static_cast<size_t>(sy.param)], form(sy.index)));
+      const bool is_signed = is_signed_integer(t);
+      x = is_signed ? b_.CreateSExtOrTrunc(x, b_.getInt64Ty())
+                    : b_.CreateZExtOrTrunc(x, b_.getInt64Ty());
+      if (!is_signed)
+        x = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, x,
+                                     i64c(std::numeric_limits<int64_t>::max()));
+      x = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, i64c(sy.hi));
+      x = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, i64c(sy.lo));
+      vals.push_back(b_.CreateNSWSub(x, i64c(sy.lo)));
+    }
+    sym_ = std::move(vals);
   }
 
   // base + the inner part of a form at inner indices iv (one per inner dimension).
@@ -357,6 +394,43 @@ class Emitter {
       const int64_t c = coeff_of(a, outer_idx_.size() + d);
       if (c != 0) v = b_.CreateNSWAdd(v, b_.CreateNSWMul(iv[d], i64c(c)));
     }
+    return v;
+  }
+
+  // Load l at element idx; a guarded load reads only where its guards hold (`form` gives a
+  // guard's value at the point), else gives zero: a branch the vectorizer turns into a masked
+  // load.
+  llvm::Value* emit_load(const kir::Load& l, llvm::Value* idx,
+                         const std::function<llvm::Value*(const kir::Affine&)>& form) {
+    const DType t = k_.inputs[static_cast<size_t>(l.param)].dtype;
+    llvm::Type* mt = mem_type(c_, t);
+    auto read = [&] {
+      return b_.CreateLoad(mt, b_.CreateInBoundsGEP(mt, bufs_[static_cast<size_t>(l.param)], idx));
+    };
+    llvm::Value* v = nullptr;
+    if (l.guards.empty()) {
+      v = read();
+    } else {
+      llvm::Value* ok = b_.getTrue();
+      for (const kir::Guard& g : l.guards) {
+        llvm::Value* x = form(g.value);
+        ok = b_.CreateAnd(
+            ok, b_.CreateAnd(b_.CreateICmpSGE(x, i64c(g.lo)), b_.CreateICmpSLT(x, i64c(g.hi))));
+      }
+      llvm::BasicBlock* pre = b_.GetInsertBlock();
+      llvm::BasicBlock* then = llvm::BasicBlock::Create(c_, "load.guarded", fn_);
+      llvm::BasicBlock* join = llvm::BasicBlock::Create(c_, "load.join", fn_);
+      b_.CreateCondBr(ok, then, join);
+      b_.SetInsertPoint(then);
+      llvm::Value* x = read();
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+      llvm::PHINode* phi = b_.CreatePHI(mt, 2);
+      phi->addIncoming(x, then);
+      phi->addIncoming(llvm::Constant::getNullValue(mt), pre);
+      v = phi;
+    }
+    if (t == DType::kBool) v = b_.CreateICmpNE(v, b_.getInt8(0));
     return v;
   }
 
@@ -377,15 +451,9 @@ class Emitter {
                                          const std::vector<llvm::Value*>& rows, size_t n_saved = 0,
                                          llvm::Value* t = nullptr) {
     std::vector<llvm::Value*> in;
-    for (size_t l = 0; l < loads.size(); ++l) {
-      const DType t = k_.inputs[static_cast<size_t>(loads[l].param)].dtype;
-      llvm::Value* idx = at_inner(base.loads[l], loads[l].index, iv);
-      llvm::Value* ptr =
-          b_.CreateInBoundsGEP(mem_type(c_, t), bufs_[static_cast<size_t>(loads[l].param)], idx);
-      llvm::Value* v = b_.CreateLoad(mem_type(c_, t), ptr);
-      if (t == DType::kBool) v = b_.CreateICmpNE(v, b_.getInt8(0));
-      in.push_back(v);
-    }
+    for (size_t l = 0; l < loads.size(); ++l)
+      in.push_back(emit_load(loads[l], at_inner(base.loads[l], loads[l].index, iv),
+                             [&](const kir::Affine& a) { return at_inner(outer_part(a), a, iv); }));
     for (size_t k = 0; k < indices.size(); ++k)
       in.push_back(at_inner(base.indices[k], indices[k].value, iv));
     in.insert(in.end(), rows.begin(), rows.end());
@@ -606,6 +674,7 @@ class Emitter {
     const PointLoop loop = open_point_loop(f, nbuf, [&] { allocate_stage_arrays(); });
     llvm::Value* p = loop.p;
     outer_idx_ = split_index(p, std::span<const int64_t>(k_.dims).first(n_outer));
+    read_symbols([&](const kir::Affine& a) { return outer_part(a); });  // constant per row
     std::vector<llvm::Value*> rows;
     for (size_t s = 0; s < k_.stages.size(); ++s) emit_stage(s, rows);
 
@@ -965,6 +1034,7 @@ class Emitter {
   llvm::Value* need_ = nullptr;
   // Reduction kernels.
   std::vector<llvm::Value*> outer_idx_;
+  std::vector<llvm::Value*> sym_;  // the symbols' values at the current point
   std::vector<int64_t> inner_dims_;
   struct StageArrays {
     int64_t lanes = 8;
