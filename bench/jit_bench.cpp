@@ -293,6 +293,33 @@ void fusion_cases(const Options& o) {
         {tnp::array(hx, {rows, cols}), tnp::array(gamma, {cols}), tnp::array(beta, {cols})}, hx, hy,
         (2.0 * rows * cols + 2.0 * cols) * 4, rows);
   }
+  if (o.wants("jit_stencil_4096x4096")) {
+    // A three-point stencil over a zero-padded row: pad, two slices, arithmetic — one kernel of
+    // guarded loads under jit, five passes eagerly.
+    const int64_t n = 4096;
+    std::vector<float> hx = uniform(n * n, 12);
+    fusion_case(
+        o, "jit_stencil_4096x4096", "stencil_4096x4096", "stencil",
+        [](const std::vector<Array>& a) {
+          const Array& x = a[0];
+          Array p = tessera::lax::pad(x, tnp::full({}, 0.0), {{0, 0, 0}, {1, 1, 0}});
+          const int64_t m = x.shape()[1];
+          Array left = tessera::lax::slice(p, {0, 0}, {x.shape()[0], m});
+          Array right = tessera::lax::slice(p, {0, 2}, {x.shape()[0], m + 2});
+          return left + right - 2.0 * x;
+        },
+        {tnp::array(hx, {n, n})}, hx, {}, 2.0 * n * n * 4);
+  }
+  if (o.wants("jit_concat_4096x2x2048")) {
+    const int64_t n = 4096, h = 2048;
+    std::vector<float> hx = uniform(n * h, 13), hy = uniform(n * h, 14);
+    fusion_case(
+        o, "jit_concat_4096x2x2048", "concat_4096x2x2048", "concat",
+        [](const std::vector<Array>& a) {
+          return tnp::concatenate({a[0] * 2.0, a[1] + 1.0}, 1);
+        },
+        {tnp::array(hx, {n, h}), tnp::array(hy, {n, h})}, hx, hy, 4.0 * n * h * 4);
+  }
 }
 
 // The 10-op chain of jit_compile_small with its constant c.
@@ -358,7 +385,8 @@ int main(int argc, char** argv) {
       parse_options(argc, argv,
                     {"jit_call_overhead", "jit_scan_loop", "jit_tanh_chain_16M",
                      "jit_gelu_tanh_16M", "jit_logaddexp_16M", "jit_bias_relu_4096x4096",
-                     "jit_softmax_rows_4096x4096", "jit_layernorm_8192x1024", "jit_compile_small"});
+                     "jit_softmax_rows_4096x4096", "jit_layernorm_8192x1024",
+                     "jit_stencil_4096x4096", "jit_concat_4096x2x2048", "jit_compile_small"});
   try {
     if (o.wants("jit_call_overhead")) jit_call_overhead(o);
     if (o.wants("jit_scan_loop")) jit_scan_loop(o);

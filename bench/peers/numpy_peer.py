@@ -136,6 +136,21 @@ def case_layernorm_8192x1024(rng):
     return layernorm
 
 
+def case_stencil_4096x4096(rng):
+    x = uniform(rng, N4K * N4K).reshape(N4K, N4K)
+
+    def stencil():
+        p = np.pad(x, ((0, 0), (1, 1)))
+        return p[:, :-2] + p[:, 2:] - np.float32(2) * x
+    return stencil
+
+
+def case_concat_4096x2x2048(rng):
+    x = uniform(rng, N4K * 2048).reshape(N4K, 2048)
+    y = uniform(rng, N4K * 2048).reshape(N4K, 2048)
+    return lambda: np.concatenate([x * np.float32(2), y + np.float32(1)], axis=1)
+
+
 CASES = {"add_16M": case_add_16M, "tanh_chain_16M": case_tanh_chain_16M,
          "gelu_tanh_16M": case_gelu_tanh_16M, "bias_relu_4096x4096": case_bias_relu_4096x4096,
          "sum_rows_4096x4096": case_sum_rows_4096x4096,
@@ -143,7 +158,9 @@ CASES = {"add_16M": case_add_16M, "tanh_chain_16M": case_tanh_chain_16M,
          "einsum_bhqd_bhkd": case_einsum_bhqd_bhkd, "logaddexp_16M": case_logaddexp_16M,
          "concatenate_8x2M": case_concatenate_8x2M,
          "softmax_rows_4096x4096": case_softmax_rows_4096x4096,
-         "layernorm_8192x1024": case_layernorm_8192x1024}
+         "layernorm_8192x1024": case_layernorm_8192x1024,
+         "stencil_4096x4096": case_stencil_4096x4096,
+         "concat_4096x2x2048": case_concat_4096x2x2048}
 
 
 def blas_library():

@@ -133,14 +133,22 @@ struct CannotCompose {
   size_t eqn;
 };
 
+// Thrown by a build whose space came from a reduction its root does not read.
+struct UnreachedReduction {};
+
 // Builds one group's kernel. Each body (the kernel's, each stage's) is built twice by the same
 // walk: first to collect the loads and index values (the builder needs its inputs up front) —
 // which builds the stages of the reductions it reaches — then to emit the program.
 class KernelBuilder {
  public:
   KernelBuilder(const Jaxpr& j, const std::unordered_map<uint64_t, size_t>& producer,
-                const std::vector<int32_t>& group_of, int32_t group)
-      : j_(j), producer_(producer), group_of_(group_of), group_(group) {}
+                const std::vector<int32_t>& group_of, int32_t group,
+                bool reductions_set_space = true)
+      : j_(j),
+        producer_(producer),
+        group_of_(group_of),
+        group_(group),
+        reductions_set_space_(reductions_set_space) {}
 
   FusionGroup build(std::vector<size_t> members) {
     const JaxprEqn& root = j_.eqns[members.back()];
@@ -151,7 +159,7 @@ class KernelBuilder {
     std::vector<size_t> order{members.back()};
     order.insert(order.end(), members.begin(), members.end() - 1);
     for (size_t m : order) {
-      if (!trailing_reduction(j_.eqns[m])) continue;
+      if (!reductions_set_space_ || !trailing_reduction(j_.eqns[m])) continue;
       const Shape& x = atom_aval(j_.eqns[m].invars[0]).shape;
       const Shape& r = j_.eqns[m].outvars[0].aval().shape;
       dims_ = x;
@@ -204,6 +212,9 @@ class KernelBuilder {
       pad_loads(st.loads);
       for (kir::IndexValue& iv : st.indices) pad(iv.value);
     }
+    // The space came from a reduction the root never reached (an operand an index map ignores:
+    // the start of a full-size dynamic_slice): build again over the root's space.
+    if (k.inner > 0 && k.stages.empty()) throw UnreachedReduction{};
     k.verify();
     g.inputs = inputs_;
     g.outputs = {out};
@@ -553,6 +564,7 @@ class KernelBuilder {
   const std::unordered_map<uint64_t, size_t>& producer_;
   const std::vector<int32_t>& group_of_;
   int32_t group_;
+  bool reductions_set_space_;
   Shape dims_;
   size_t outer_ = SIZE_MAX;  // parallel dimensions of dims_
   bool row_outputs_ = false;
@@ -878,8 +890,14 @@ FusionPlan plan_fusion(const Jaxpr& j) {
       if (g >= 0) g = renumber[static_cast<size_t>(g)];
     try {
       for (size_t i = 0; i < order.size(); ++i) {
-        KernelBuilder kb(j, producer, plan.group_of, static_cast<int32_t>(i));
-        plan.groups.push_back(kb.build(kept[order[i]]));
+        const int32_t gi = static_cast<int32_t>(i);
+        try {
+          KernelBuilder kb(j, producer, plan.group_of, gi);
+          plan.groups.push_back(kb.build(kept[order[i]]));
+        } catch (const UnreachedReduction&) {
+          KernelBuilder kb(j, producer, plan.group_of, gi, /*reductions_set_space=*/false);
+          plan.groups.push_back(kb.build(kept[order[i]]));
+        }
       }
       merge_siblings(j, plan);
       // What is still one equation runs as its eager kernel.

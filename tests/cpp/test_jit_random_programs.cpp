@@ -1,6 +1,7 @@
 // Differential testing of jit: random programs — DAGs of elementwise (unary, binary with NumPy
 // broadcasting, weak Python scalars, where), index-map (transpose, reshape, flip, expand_dims +
-// broadcast_to, pad with cropping and interior padding, concatenate), reduction (sum, max over an
+// broadcast_to, pad with cropping and interior padding, concatenate, dynamic_slice with literal
+// and computed starts), reduction (sum, max over an
 // axis), contraction (matmul) and convert primitives over random shapes — give bitwise the same
 // results under jit as eagerly. jit runs them through the whole pipeline (inline, fold, simplify,
 // cse, dce) and its thunks, so every simplification rule must be exact. Each program is recorded as
@@ -40,7 +41,8 @@ enum class Op {
   kMatmul,
   kConvert,
   kPad,
-  kConcat
+  kConcat,
+  kDynamicSlice
 };
 
 struct Step {
@@ -141,6 +143,17 @@ Array run_step(const Step& s, const std::vector<Array>& v) {
     }
     case Op::kConcat:
       return tnp::concatenate({a, v[static_cast<size_t>(s.args[1])], a}, s.args[2]);
+    case Op::kDynamicSlice: {  // starts: literals, or computed from the data (kernel symbols)
+      std::vector<Array> starts;
+      Shape sizes;
+      for (size_t d = 0; d < a.shape().size(); ++d) {
+        const int64_t c = s.args[1 + 2 * d];
+        sizes.push_back(s.args[2 + 2 * d]);
+        starts.push_back(c >= 100 ? tnp::astype(tnp::sum(a) > 0.0, DType::kInt32) * (c - 100)
+                                  : tnp::array(std::vector<int32_t>{static_cast<int32_t>(c)}, {}));
+      }
+      return lax::dynamic_slice(a * 2.0, starts, sizes);
+    }
   }
   return a;
 }
@@ -152,7 +165,7 @@ Step choose(const std::vector<Array>& v, std::mt19937_64& g) {
     const int64_t i = pick(v.size());
     const Array& a = v[static_cast<size_t>(i)];
     const Shape& sh = a.shape();
-    switch (static_cast<Op>(pick(13))) {
+    switch (static_cast<Op>(pick(14))) {
       case Op::kUnary:
         return {Op::kUnary, {i, pick(7)}};
       case Op::kBinary:
@@ -193,9 +206,12 @@ Step choose(const std::vector<Array>& v, std::mt19937_64& g) {
       case Op::kBroadcast:
         if (a.size() > 64) continue;
         return {Op::kBroadcast, {i, 1 + pick(3)}};
-      case Op::kReduce:
+      case Op::kReduce: {
         if (sh.empty()) continue;
-        return {Op::kReduce, {i, pick(sh.size()), pick(2)}};
+        const int64_t axis = pick(sh.size());
+        // max over an empty axis has no identity (an error, as in JAX): sum there.
+        return {Op::kReduce, {i, axis, sh[static_cast<size_t>(axis)] == 0 ? 0 : pick(2)}};
+      }
       case Op::kMatmul:
         if (sh.size() != 2) continue;
         return {Op::kMatmul, {i}};
@@ -226,6 +242,16 @@ Step choose(const std::vector<Array>& v, std::mt19937_64& g) {
           if (same) ok.push_back(static_cast<int64_t>(j));
         }
         return {Op::kConcat, {i, ok[static_cast<size_t>(pick(ok.size()))], axis}};
+      }
+      case Op::kDynamicSlice: {
+        if (sh.empty()) continue;
+        Step s{Op::kDynamicSlice, {i}};
+        for (int64_t n : sh) {
+          const int64_t start = pick(3) == 0 ? 100 + pick(4) : pick(6) - 2;  // may be negative
+          s.args.push_back(start);
+          s.args.push_back(n == 0 ? 0 : 1 + pick(n));
+        }
+        return s;
       }
     }
   }
@@ -274,7 +300,12 @@ TEST(JitRandomPrograms, EqualEagerBitwise) {
       return std::vector<Array>(v.end() - static_cast<std::ptrdiff_t>(n_out), v.end());
     };
     std::vector<Array> want = program(inputs);
-    std::vector<Array> got = jit(program)(inputs);
+    std::vector<Array> got;
+    try {
+      got = jit(program)(inputs);
+    } catch (const std::exception& e) {
+      FAIL() << "program " << programs << ": " << describe(steps) << "\n" << e.what();
+    }
     ASSERT_EQ(got.size(), want.size());
     for (size_t k = 0; k < got.size(); ++k)
       ASSERT_TRUE(same_bits(got[k], want[k]))
