@@ -445,16 +445,13 @@ class KernelBuilder {
       }
       return r;
     }
-    const std::optional<IndexMapResult> r =
-        (*index_map_rule(*e.primitive))(ins, out, e.params, point);
+    const std::optional<IndexMapResult> r = (*index_map_rule(*e.primitive))(
+        ins, out, e.params, point,
+        [&](size_t operand, int64_t lo, int64_t hi) { return dynamic_term(m, operand, lo, hi); });
     if (!r) throw CannotCompose{m};
     switch (r->kind) {
-      case IndexMapResult::Kind::kOperand: {
-        std::vector<kir::Affine> point = r->point;
-        for (const IndexMapDynamic& dyn : r->dynamic)
-          point[dyn.dim] = point[dyn.dim] + dynamic_term(m, dyn);
-        return at(e.invars[0], point);
-      }
+      case IndexMapResult::Kind::kOperand:
+        return at(e.invars[0], r->point);
       case IndexMapResult::Kind::kLinear: {
         const Var& x = std::get<Var>(e.invars[0]);
         if (!member(x)) return load(x, r->value);
@@ -476,18 +473,18 @@ class KernelBuilder {
 
   // clamp(operand's value, lo, hi) as a form: a constant for a literal, else a symbol of the
   // kernel (the operand read from memory: a computed one is split off to be materialized).
-  kir::Affine dynamic_term(size_t m, const IndexMapDynamic& dyn) {
-    const Atom& a = j_.eqns[m].invars[dyn.operand];
+  kir::Affine dynamic_term(size_t m, size_t operand, int64_t lo, int64_t hi) {
+    const Atom& a = j_.eqns[m].invars[operand];
     if (const Literal* lit = std::get_if<Literal>(&a)) {
       const Aval& av = lit->aval();
       const scalar::ScalarValue v = kir::read_element(lit->value().raw_data("jit"), av.dtype, 0);
       const int64_t i =
-          av.dtype == DType::kUInt64 && static_cast<int64_t>(v.bits) < 0 ? dyn.hi : v.as_int();
-      return kir::Affine::constant(std::clamp(i, dyn.lo, dyn.hi), dims_.size());
+          av.dtype == DType::kUInt64 && static_cast<int64_t>(v.bits) < 0 ? hi : v.as_int();
+      return kir::Affine::constant(std::clamp(i, lo, hi), dims_.size());
     }
     const Var& v = std::get<Var>(a);
     if (member(v)) throw CannotCompose{producer_.at(v.id())};
-    const kir::Symbol sy{param_of(v), kir::Affine::constant(0, dims_.size()), dyn.lo, dyn.hi};
+    const kir::Symbol sy{param_of(v), kir::Affine::constant(0, dims_.size()), lo, hi};
     size_t k = 0;
     while (k < symbols_.size() && !(symbols_[k] == sy)) ++k;
     if (k == symbols_.size()) {
@@ -495,7 +492,7 @@ class KernelBuilder {
         throw_internal("compiler/fusion", "a symbol appeared only in the emitting walk");
       symbols_.push_back(sy);
     }
-    kir::Affine t = kir::Affine::constant(dyn.lo, dims_.size() + k + 1);
+    kir::Affine t = kir::Affine::constant(lo, dims_.size() + k + 1);
     t.coeff[dims_.size() + k] = 1;
     return t;
   }
@@ -804,8 +801,9 @@ bool fusible(const JaxprEqn& e) {
   if (index_map) {
     const std::vector<Aval> ins = in_avals(e);
     const Aval& out = e.outvars[0].aval();
-    const std::optional<IndexMapResult> r =
-        (*index_map_rule(p))(ins, out, e.params, identity_point(out.shape));
+    const std::optional<IndexMapResult> r = (*index_map_rule(p))(
+        ins, out, e.params, identity_point(out.shape),
+        [&](size_t, int64_t lo, int64_t) { return kir::Affine::constant(lo, out.shape.size()); });
     if (!r) return false;
   }
   return true;

@@ -6,15 +6,24 @@
 namespace tessera::compiler {
 
 namespace {
-RuleTable<IndexMapRule>& table() {
-  static auto* t = new RuleTable<IndexMapRule>;  // never destroyed: rules may be read at exit
+RuleTable<DynamicIndexMapRule>& table() {
+  static auto* t = new RuleTable<DynamicIndexMapRule>;  // never destroyed: read at exit
   return *t;
 }
 }  // namespace
 
-void register_index_map(const Primitive& p, IndexMapRule rule) { table().set(p, std::move(rule)); }
+void register_index_map(const Primitive& p, IndexMapRule rule) {
+  table().set(
+      p, [rule = std::move(rule)](std::span<const Aval> in, const Aval& out, const Params& params,
+                                  std::span<const kir::Affine> at,
+                                  const DynamicValue&) { return rule(in, out, params, at); });
+}
 
-const IndexMapRule* index_map_rule(const Primitive& p) { return table().get(p); }
+void register_index_map(const Primitive& p, DynamicIndexMapRule rule) {
+  table().set(p, std::move(rule));
+}
+
+const DynamicIndexMapRule* index_map_rule(const Primitive& p) { return table().get(p); }
 
 kir::Affine linear_offset(std::span<const kir::Affine> point, const Shape& shape) {
   const size_t rank = point.empty() ? 0 : point[0].coeff.size();

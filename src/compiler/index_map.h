@@ -14,8 +14,10 @@
 //             `point` (pad, concatenate); every point satisfies some piece's guards. Fusion
 //             computes every piece at every point it needs, its loads guarded by the piece's
 //             guards, and selects (the last piece where all others fail).
-// With kOperand, `dynamic` adds run-time terms: point[dim] += clamp(operand `operand`'s value
-// (a rank-0 integer), lo, hi) — dynamic_slice's clamped starts, symbols of the kernel.
+// A rule may use run-time values: `dynamic(k, lo, hi)` is the affine form of clamp(operand k's
+// value (a rank-0 integer), lo, hi) — a symbol of the kernel (kernel_ir.h), or a constant for a
+// literal operand — which points and guards may use like any form (dynamic_slice's clamped
+// starts; dynamic_update_slice's, in pieces and guards).
 // A rule returns nullopt when it cannot say (a param it does not handle).
 #pragma once
 
@@ -35,27 +37,25 @@ struct IndexMapPiece {
   std::vector<kir::Guard> guards;  // over the kernel's iteration indices, as `point` is
 };
 
-struct IndexMapDynamic {
-  size_t dim = 0;
-  size_t operand = 0;
-  int64_t lo = 0, hi = 0;
-};
-
 struct IndexMapResult {
   enum class Kind { kOperand, kLinear, kIndex, kSelect } kind = Kind::kOperand;
-  std::vector<kir::Affine> point;        // kOperand
-  kir::Affine value;                     // kLinear, kIndex
-  std::vector<IndexMapPiece> pieces;     // kSelect
-  std::vector<IndexMapDynamic> dynamic;  // kOperand
+  std::vector<kir::Affine> point;     // kOperand
+  kir::Affine value;                  // kLinear, kIndex
+  std::vector<IndexMapPiece> pieces;  // kSelect
 };
 
 using IndexMapRule = std::function<std::optional<IndexMapResult>(
     std::span<const Aval> in, const Aval& out, const Params& params,
     std::span<const kir::Affine> out_point)>;
+using DynamicValue = std::function<kir::Affine(size_t operand, int64_t lo, int64_t hi)>;
+using DynamicIndexMapRule = std::function<std::optional<IndexMapResult>(
+    std::span<const Aval> in, const Aval& out, const Params& params,
+    std::span<const kir::Affine> out_point, const DynamicValue& dynamic)>;
 
 void register_index_map(const Primitive& p, IndexMapRule rule);
-// The rule registered for p, or null.
-const IndexMapRule* index_map_rule(const Primitive& p);
+void register_index_map(const Primitive& p, DynamicIndexMapRule rule);
+// The rule registered for p (a static rule ignores `dynamic`), or null.
+const DynamicIndexMapRule* index_map_rule(const Primitive& p);
 
 // The row-major element offset of `point` in an array of `shape`.
 kir::Affine linear_offset(std::span<const kir::Affine> point, const Shape& shape);

@@ -148,10 +148,35 @@ std::optional<std::pair<int64_t, int64_t>> Load::index_range(std::span<const int
       }
     }
   }
-  int64_t mn = index.offset, mx = index.offset;
-  for (size_t d = 0; d < dims.size(); ++d) {
+  for (size_t d = 0; d < dims.size(); ++d)
     if (lo[d] > hi[d]) return std::nullopt;
-    const int64_t c = d < index.coeff.size() ? index.coeff[d] : 0;
+  auto coeff = [](const Affine& a, size_t d) { return d < a.coeff.size() ? a.coeff[d] : 0; };
+  // The index's part along a guard over several variables, when it is c * (the guard's value
+  // minus its offset), ranges over c * [lo - offset, hi - 1 - offset] (dynamic_update_slice's
+  // window, i - s over an iteration index and a symbol); those variables are bounded so.
+  std::vector<char> used(dims.size(), 0);
+  int64_t mn = index.offset, mx = index.offset;
+  for (const Guard& g : guards) {
+    std::vector<size_t> vars;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (coeff(g.value, d) != 0 && dims[d] > 1) vars.push_back(d);
+    if (vars.size() < 2) continue;
+    bool ok = true;
+    for (size_t d : vars) ok = ok && !used[d];
+    const int64_t g0 = coeff(g.value, vars[0]), i0 = coeff(index, vars[0]);
+    if (!ok || i0 == 0 || i0 % g0 != 0) continue;
+    const int64_t c = i0 / g0;
+    for (size_t d : vars) ok = ok && coeff(index, d) == c * coeff(g.value, d);
+    if (!ok) continue;
+    const int64_t a = g.lo - g.value.offset, b = g.hi - 1 - g.value.offset;
+    if (a > b) return std::nullopt;
+    mn += c > 0 ? c * a : c * b;
+    mx += c > 0 ? c * b : c * a;
+    for (size_t d : vars) used[d] = 1;
+  }
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (used[d]) continue;
+    const int64_t c = coeff(index, d);
     mn += c * (c > 0 ? lo[d] : hi[d]);
     mx += c * (c > 0 ? hi[d] : lo[d]);
   }

@@ -94,7 +94,8 @@ struct Load {
   std::vector<Guard> guards{};  // read only where all hold, else the value is zero
   bool operator==(const Load& o) const = default;
   // The least and greatest index the load reads over the space `dims` (guards on one
-  // dimension narrow that dimension's range; others are not used); nullopt when it never reads.
+  // dimension narrow that dimension's range; a guard over several bounds the index's part that
+  // is a multiple of its value; others are not used); nullopt when it never reads.
   std::optional<std::pair<int64_t, int64_t>> index_range(std::span<const int64_t> dims) const;
 };
 

@@ -551,15 +551,40 @@ std::optional<compiler::IndexMapResult> slice_map(std::span<const Aval> in, cons
 }
 
 // Operand element at the point plus the clamped starts (XLA's clamp into [0, dim - size]).
-std::optional<compiler::IndexMapResult> dynamic_slice_map(
-    std::span<const Aval> in, const Aval& out, const Params&,
-    std::span<const compiler::kir::Affine> at) {
+std::optional<compiler::IndexMapResult> dynamic_slice_map(std::span<const Aval> in, const Aval& out,
+                                                          const Params&,
+                                                          std::span<const compiler::kir::Affine> at,
+                                                          const compiler::DynamicValue& dynamic) {
   const Shape& x = in[0].shape;
   if (in.size() != x.size() + 1 || at.size() != x.size()) return std::nullopt;
   compiler::IndexMapResult r;
   r.point.assign(at.begin(), at.end());
   for (size_t d = 0; d < x.size(); ++d)
-    if (x[d] != out.shape[d]) r.dynamic.push_back({d, d + 1, 0, x[d] - out.shape[d]});
+    if (x[d] != out.shape[d]) r.point[d] = r.point[d] + dynamic(d + 1, 0, x[d] - out.shape[d]);
+  return r;
+}
+
+// The update's element where the point lies inside the (clamped) window, else the operand's.
+std::optional<compiler::IndexMapResult> dynamic_update_slice_map(
+    std::span<const Aval> in, const Aval&, const Params&, std::span<const compiler::kir::Affine> at,
+    const compiler::DynamicValue& dynamic) {
+  const Shape& x = in[0].shape;
+  const Shape& u = in[1].shape;
+  if (in.size() != x.size() + 2 || at.size() != x.size() || u.size() != x.size())
+    return std::nullopt;
+  compiler::IndexMapResult r;
+  r.kind = compiler::IndexMapResult::Kind::kSelect;
+  compiler::IndexMapPiece inside{1, {}, {}};
+  for (size_t d = 0; d < x.size(); ++d) {
+    compiler::kir::Affine p = at[d];
+    if (u[d] != x[d]) p = p + dynamic(d + 2, 0, x[d] - u[d]).scaled(-1);
+    inside.point.push_back(p);
+    inside.guards.push_back({p, 0, u[d]});
+  }
+  bool empty = false;
+  for (int64_t n : u) empty = empty || n == 0;
+  if (!empty) r.pieces.push_back(std::move(inside));
+  r.pieces.push_back({0, {at.begin(), at.end()}, {}});
   return r;
 }
 
@@ -586,7 +611,9 @@ void register_slicing() {
   dynamic_slice.jvp = dynamic_slice_jvp;
   dynamic_slice.transpose = dynamic_slice_transpose;
   dynamic_slice.batch = dynamic_slice_batch;
-  compiler::register_index_map(dynamic_slice, dynamic_slice_map);
+  compiler::register_index_map(dynamic_slice, compiler::DynamicIndexMapRule(dynamic_slice_map));
+  compiler::register_index_map(dynamic_update_slice,
+                               compiler::DynamicIndexMapRule(dynamic_update_slice_map));
   dynamic_update_slice.abstract_eval = dynamic_update_slice_abstract;
   dynamic_update_slice.impl = dynamic_update_slice_impl;
   dynamic_update_slice.jvp = dynamic_update_slice_jvp;

@@ -871,6 +871,51 @@ TEST(FusionDynamic, DynamicSliceIsASymbolOfTheKernel) {
   EXPECT_TRUE(together);
 }
 
+TEST(FusionDynamic, DynamicUpdateSliceSelectsTheWindow) {
+  Array x = random_array({7, 9}, DType::kFloat32), u = random_array({3, 4}, DType::kFloat32);
+  for (int32_t i : {0, 2, 5, -1, 100})
+    for (int32_t j : {0, 4, 6, -30}) {
+      Array si = tnp::array(std::vector<int32_t>{i}, {}),
+            sj = tnp::array(std::vector<int32_t>{j}, {});
+      auto f = [](const Array& a, const Array& b, const Array& s0, const Array& s1) {
+        return lax::dynamic_update_slice(a * 2.0f, b - 1.0f, {s0, s1}) + 1.0f;
+      };
+      ClosedJaxpr cj = make_jaxpr(f)(x, u, si, sj);
+      std::vector<Array> args{x, u, si, sj};
+      FusionPlan p = check_plan(cj, args);
+      const compiler::FusionGroup& g = p.groups.back();
+      std::set<std::string> names;
+      for (size_t m : g.members) names.insert(cj.jaxpr->eqns[m].primitive->name());
+      EXPECT_TRUE(names.count("dynamic_update_slice") && names.count("sub") && names.count("mul"))
+          << g.kernel.text();
+      EXPECT_EQ(g.kernel.symbols.size(), 2u) << g.kernel.text();
+    }
+  // A full-width update on one axis, a rank-1 window, an empty update, and the gradient of a
+  // dynamic slice (an update into zeros) feeding a reduction.
+  Array n = tnp::array(std::vector<int32_t>{3}, {});
+  plan_of(
+      [](const Array& a, const Array& b, const Array& s) {
+        return lax::dynamic_update_slice(a, b * 3.0f, {s, s}) - 2.0f;
+      },
+      x, random_array({2, 9}, DType::kFloat32), n);
+  plan_of(
+      [](const Array& a, const Array& s) {
+        return lax::dynamic_update_slice(tnp::abs(a), tnp::full({2}, 5.0), {s}) * 2.0f;
+      },
+      random_array({8}, DType::kFloat32), n);
+  plan_of(
+      [](const Array& a, const Array& s) {
+        return lax::dynamic_update_slice(a + 1.0f, tnp::zeros({0, 3}), {s, s}) * 2.0f;
+      },
+      x, n);
+  plan_of(
+      [](const Array& a, const Array& s) {
+        Array d = lax::dynamic_update_slice(tnp::zeros({7, 9}), a * a, {s, s});
+        return tnp::sum(d + 1.0f, 1);
+      },
+      random_array({2, 3}, DType::kFloat32), n);
+}
+
 TEST(KernelIr, GuardedLoadsNarrowTheCheckedRangeAndReadZeroOutside) {
   using compiler::kir::Affine;
   // out[i0, i1] = x[i0, i1 - 2] + 1 where 2 <= i1 < 6, else 1: x is [3, 4], the space [3, 9].
@@ -933,9 +978,9 @@ TEST(Fusion, ListsThePrimitivesThatStayThunks) {
   EXPECT_GT(fused, 80);
   // Every elementwise primitive has a scalar definition.
   EXPECT_EQ(thunks.count("elementwise"), 0u);
-  // Data movement that needs dynamic loads (issue 16's remaining work), and the
+  // Every data-movement primitive composes (no index-map thunk); the
   // reductions without a fold rule (index-carrying, cumulative, the generic reduce).
-  EXPECT_EQ(thunks["index_map"], (std::vector<std::string>{"dynamic_update_slice"}));
+  EXPECT_EQ(thunks["index_map"], (std::vector<std::string>{}));
   EXPECT_EQ(thunks["reduction"],
             (std::vector<std::string>{"argmax", "argmin", "cumlogsumexp", "cummax", "cummin",
                                       "cumprod", "cumsum", "reduce"}));

@@ -1,7 +1,7 @@
 // Differential testing of jit: random programs — DAGs of elementwise (unary, binary with NumPy
 // broadcasting, weak Python scalars, where), index-map (transpose, reshape, flip, expand_dims +
-// broadcast_to, pad with cropping and interior padding, concatenate, dynamic_slice with literal
-// and computed starts), reduction (sum, max over an
+// broadcast_to, pad with cropping and interior padding, concatenate, dynamic_slice and
+// dynamic_update_slice with literal and computed starts), reduction (sum, max over an
 // axis), contraction (matmul) and convert primitives over random shapes — give bitwise the same
 // results under jit as eagerly. jit runs them through the whole pipeline (inline, fold, simplify,
 // cse, dce) and its thunks, so every simplification rule must be exact. Each program is recorded as
@@ -42,7 +42,8 @@ enum class Op {
   kConvert,
   kPad,
   kConcat,
-  kDynamicSlice
+  kDynamicSlice,
+  kDynamicUpdateSlice
 };
 
 struct Step {
@@ -154,6 +155,18 @@ Array run_step(const Step& s, const std::vector<Array>& v) {
       }
       return lax::dynamic_slice(a * 2.0, starts, sizes);
     }
+    case Op::kDynamicUpdateSlice: {  // the update: a computed corner of a, written elsewhere
+      std::vector<Array> starts;
+      std::vector<int64_t> zero, sizes;
+      for (size_t d = 0; d < a.shape().size(); ++d) {
+        const int64_t c = s.args[1 + 2 * d];
+        zero.push_back(0);
+        sizes.push_back(s.args[2 + 2 * d]);
+        starts.push_back(c >= 100 ? tnp::astype(tnp::sum(a) > 0.0, DType::kInt32) * (c - 100)
+                                  : tnp::array(std::vector<int32_t>{static_cast<int32_t>(c)}, {}));
+      }
+      return lax::dynamic_update_slice(a + 1.0, lax::slice(a, zero, sizes) * 3.0, starts);
+    }
   }
   return a;
 }
@@ -165,7 +178,7 @@ Step choose(const std::vector<Array>& v, std::mt19937_64& g) {
     const int64_t i = pick(v.size());
     const Array& a = v[static_cast<size_t>(i)];
     const Shape& sh = a.shape();
-    switch (static_cast<Op>(pick(14))) {
+    switch (static_cast<Op>(pick(15))) {
       case Op::kUnary:
         return {Op::kUnary, {i, pick(7)}};
       case Op::kBinary:
@@ -243,9 +256,10 @@ Step choose(const std::vector<Array>& v, std::mt19937_64& g) {
         }
         return {Op::kConcat, {i, ok[static_cast<size_t>(pick(ok.size()))], axis}};
       }
-      case Op::kDynamicSlice: {
+      case Op::kDynamicSlice:
+      case Op::kDynamicUpdateSlice: {
         if (sh.empty()) continue;
-        Step s{Op::kDynamicSlice, {i}};
+        Step s{pick(2) == 0 ? Op::kDynamicSlice : Op::kDynamicUpdateSlice, {i}};
         for (int64_t n : sh) {
           const int64_t start = pick(3) == 0 ? 100 + pick(4) : pick(6) - 2;  // may be negative
           s.args.push_back(start);

@@ -156,3 +156,38 @@ def test_dynamic_slice_unsigned_and_int64_starts(rng):
     f = lambda x, i: lax.dynamic_slice(jnp.exp(x), (i,), (5,)) + 1.0  # noqa: E731
     for i in [np.uint8(3), np.uint32(200), np.int16(-7)]:
         same(jax.jit(f)(x, i), f(x, i))
+
+
+@pytest.mark.parametrize("start", [(0, 0), (2, 3), (-1, 1), (40, -40)])
+def test_dynamic_update_slice_of_computations_is_one_kernel(rng, start):
+    x = rng.standard_normal((6, 8)).astype(np.float32)
+    u = rng.standard_normal((2, 5)).astype(np.float32)
+
+    def f(x, u, i, j):
+        return lax.dynamic_update_slice(x * 2.0, u - 1.0, (i, j)) + 0.5
+
+    i, j = np.int32(start[0]), np.int32(start[1])
+    got = jax.jit(f)(x, u, i, j)
+    same(got, f(x, u, i, j))
+    want = x * np.float32(2)
+    si = min(max(start[0] + 6 if start[0] < 0 else start[0], 0), 4)
+    sj = min(max(start[1] + 8 if start[1] < 0 else start[1], 0), 3)
+    want[si:si + 2, sj:sj + 5] = u - np.float32(1)
+    same(got, want + np.float32(0.5))
+    exe = executable_text(f, x, u, i, j)
+    assert "eager dynamic_update_slice" not in exe, exe
+
+
+def test_gradient_of_a_dynamic_index_under_jit(rng):
+    x = rng.standard_normal((9, 4)).astype(np.float32)
+
+    def loss(x, i):
+        row = lax.dynamic_index_in_dim(x, i, keepdims=False)
+        return jnp.sum(jnp.tanh(row) * 2.0)
+
+    for i in [0, 4, 8, -2]:
+        g = jax.jit(jax.grad(loss))(x, np.int32(i))
+        same(g, jax.grad(loss)(x, np.int32(i)))
+        want = np.zeros_like(x)
+        want[i] = 2.0 * (1.0 - np.tanh(x[i].astype(np.float64)) ** 2)
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5, atol=1e-6)
