@@ -295,6 +295,21 @@ class KernelBuilder {
     return static_cast<int32_t>(inputs_.size() - 1);
   }
 
+  // The position of `item` in `list`, appended by the collecting walk (the emitting walk finds
+  // everything the collecting walk registered).
+  template <class T>
+  size_t registered(std::vector<T>& list, const T& item, const char* what) {
+    size_t k = 0;
+    while (k < list.size() && !(list[k] == item)) ++k;
+    if (k == list.size()) {
+      if (!collecting())
+        throw_internal("compiler/fusion",
+                       std::string(what) + " appeared only in the emitting walk");
+      list.push_back(item);
+    }
+    return k;
+  }
+
   // A form over the kernel's dimensions (a point of a rank-0 value has no forms to take the
   // rank from: its offset is a constant).
   kir::Affine over_dims(kir::Affine a) const {
@@ -312,28 +327,14 @@ class KernelBuilder {
       if (range && (range->first < 0 || range->second >= v.aval().size()))
         throw CannotCompose{guard_owner_.back()};
     }
-    std::vector<kir::Load>& loads = ph_->loads;
-    size_t k = 0;
-    while (k < loads.size() && !(loads[k] == l)) ++k;
-    if (k == loads.size()) {
-      if (!collecting())
-        throw_internal("compiler/fusion", "a load appeared only in the emitting walk");
-      loads.push_back(l);
-    }
+    const size_t k = registered(ph_->loads, l, "a load");
     return collecting() ? scalar::Value{0, v.aval().dtype}
                         : ph_->builder->input(static_cast<int>(k));
   }
 
   scalar::Value index_value(const kir::Affine& a) {
     kir::IndexValue iv{over_dims(a)};
-    std::vector<kir::IndexValue>& indices = ph_->indices;
-    size_t k = 0;
-    while (k < indices.size() && !(indices[k] == iv)) ++k;
-    if (k == indices.size()) {
-      if (!collecting())
-        throw_internal("compiler/fusion", "an index value appeared only in the emitting walk");
-      indices.push_back(iv);
-    }
+    const size_t k = registered(ph_->indices, iv, "an index value");
     return collecting() ? scalar::Value{0, DType::kInt64}
                         : ph_->builder->input(static_cast<int>(ph_->loads.size() + k));
   }
@@ -485,13 +486,7 @@ class KernelBuilder {
     const Var& v = std::get<Var>(a);
     if (member(v)) throw CannotCompose{producer_.at(v.id())};
     const kir::Symbol sy{param_of(v), kir::Affine::constant(0, dims_.size()), lo, hi};
-    size_t k = 0;
-    while (k < symbols_.size() && !(symbols_[k] == sy)) ++k;
-    if (k == symbols_.size()) {
-      if (!collecting())
-        throw_internal("compiler/fusion", "a symbol appeared only in the emitting walk");
-      symbols_.push_back(sy);
-    }
+    const size_t k = registered(symbols_, sy, "a symbol");
     kir::Affine t = kir::Affine::constant(lo, dims_.size() + k + 1);
     t.coeff[dims_.size() + k] = 1;
     return t;

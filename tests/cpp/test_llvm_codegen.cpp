@@ -526,6 +526,28 @@ TEST(LlvmCodegen, ReductionStagesMatchTheEvaluator) {
   EXPECT_EQ(nc.inner, 2u);
 }
 
+// Completes a 2-d kernel whose `body` of `loads` gives one value of type t per point: stored
+// per point (a map kernel), or (reduce) summed over the last dimension by a stage, one value
+// per row.
+void as_map_or_row_sum(Kernel& k, const std::vector<compiler::kir::Load>& loads,
+                       const scalar::Program& body, DType t, bool reduce) {
+  if (reduce) {
+    k.inner = 1;
+    k.row_outputs = true;
+    k.stages = {compiler::kir::Stage{loads, {}, body, {{Op::kAdd, t}}}};
+    const std::vector<DType> rin{t};
+    scalar::Builder rb(rin);
+    const scalar::Value r = rb.input(0);
+    k.body = std::move(rb).finish({&r, 1});
+    k.outputs = {{t, {k.dims[0]}}};
+  } else {
+    k.loads = loads;
+    k.body = body;
+    k.outputs = {{t, k.dims}};
+  }
+  k.verify();
+}
+
 // A padded read: x[i0, i1 - lo] where lo <= i1 < lo + cols (zero elsewhere), plus a second
 // guarded load on the leading dimension, in a map kernel or (inner) folded by a stage.
 Kernel guarded_kernel(DType t, int64_t rows, int64_t cols, int64_t lo, int64_t hi, bool reduce) {
@@ -542,21 +564,7 @@ Kernel guarded_kernel(DType t, int64_t rows, int64_t cols, int64_t lo, int64_t h
   scalar::Builder bl(in);
   const scalar::Value v = bl.max(bl.input(0), bl.input(1));
   scalar::Program body = std::move(bl).finish({&v, 1});
-  if (reduce) {
-    k.inner = 1;
-    k.row_outputs = true;
-    k.stages = {compiler::kir::Stage{loads, {}, body, {{Op::kAdd, t}}}};
-    const std::vector<DType> rin{t};
-    scalar::Builder rb(rin);
-    const scalar::Value r = rb.input(0);
-    k.body = std::move(rb).finish({&r, 1});
-    k.outputs = {{t, {rows}}};
-  } else {
-    k.loads = loads;
-    k.body = body;
-    k.outputs = {{t, {rows, width}}};
-  }
-  k.verify();
+  as_map_or_row_sum(k, loads, body, t, reduce);
   return k;
 }
 
@@ -597,20 +605,7 @@ Kernel symbol_kernel(DType start_type, int64_t n0, int64_t n1, int64_t m0, int64
   scalar::Builder bl(in);
   const scalar::Value v = bl.mul(bl.input(0), bl.constant(3.0, DType::kFloat32));
   scalar::Program body = std::move(bl).finish({&v, 1});
-  if (reduce) {
-    k.inner = 1;
-    k.row_outputs = true;
-    k.stages = {compiler::kir::Stage{{{0, x}}, {}, body, {{Op::kAdd, DType::kFloat32}}}};
-    scalar::Builder rb(in);
-    const scalar::Value r = rb.input(0);
-    k.body = std::move(rb).finish({&r, 1});
-    k.outputs = {{DType::kFloat32, {m0}}};
-  } else {
-    k.loads = {{0, x}};
-    k.body = body;
-    k.outputs = {{DType::kFloat32, {m0, m1}}};
-  }
-  k.verify();
+  as_map_or_row_sum(k, {{0, x}}, body, DType::kFloat32, reduce);
   return k;
 }
 
