@@ -470,9 +470,11 @@ Buffers exact_inputs(const Kernel& k, std::mt19937_64& g) {
   return b;
 }
 
-void expect_reduction_same(const Kernel& k, std::mt19937_64& g) {
-  SCOPED_TRACE(k.text());
-  Buffers b = exact_inputs(k, g);
+}  // namespace reductions
+
+// Runs k by the reference evaluator and compiled on b's inputs (b.out gets the compiled
+// results); "" when every output has the same bits.
+std::string run_both(const Kernel& k, Buffers& b) {
   std::vector<std::vector<char>> want = b.out;
   std::vector<void*> wp;
   for (auto& w : want) wp.push_back(w.data());
@@ -482,8 +484,23 @@ void expect_reduction_same(const Kernel& k, std::mt19937_64& g) {
   for (auto& i : b.in) ptrs.push_back(i.data());
   for (auto& o : b.out) ptrs.push_back(o.data());
   code->run(ptrs, k.num_outer());
-  for (size_t o = 0; o < want.size(); ++o)
-    EXPECT_EQ(compare_bits(k.outputs[o].dtype, b.out[o], want[o]), "");
+  for (size_t o = 0; o < want.size(); ++o) {
+    const std::string bad = compare_bits(k.outputs[o].dtype, b.out[o], want[o]);
+    if (!bad.empty()) return "output " + std::to_string(o) + ": " + bad;
+  }
+  return "";
+}
+
+namespace reductions {
+
+void expect_reduction_same(const Kernel& k, std::mt19937_64& g) {
+  SCOPED_TRACE(k.text());
+  Buffers b = exact_inputs(k, g);
+  EXPECT_EQ(run_both(k, b), "");
+  std::vector<void*> ptrs;
+  for (auto& i : b.in) ptrs.push_back(i.data());
+  for (auto& o : b.out) ptrs.push_back(o.data());
+  auto code = compiler::cpu::compile_kernel(k);
   // Any split of the outer points gives the same bits.
   std::vector<std::vector<char>> whole = b.out;
   for (auto& o : b.out) std::fill(o.begin(), o.end(), 0);
@@ -625,16 +642,7 @@ TEST(LlvmCodegen, SymbolsAreClampedDynamicIndices) {
             const int64_t v = trial == 5 ? static_cast<int64_t>(g() % 4) : choices[(trial + d) % 6];
             std::memcpy(b.in[1].data() + static_cast<size_t>(d) * itemsize(t), &v, itemsize(t));
           }
-          std::vector<std::vector<char>> want = b.out;
-          std::vector<void*> wp;
-          for (auto& w : want) wp.push_back(w.data());
-          compiler::kir::evaluate(k, b.in_ptrs(), wp);
-          auto code = compiler::cpu::compile_kernel(k);
-          std::vector<void*> ptrs;
-          for (auto& i : b.in) ptrs.push_back(i.data());
-          for (auto& o : b.out) ptrs.push_back(o.data());
-          code->run(ptrs, reduce ? k.num_outer() : k.num_points());
-          EXPECT_EQ(compare_bits(DType::kFloat32, b.out[0], want[0]), "") << trial;
+          EXPECT_EQ(run_both(k, b), "") << trial;
         }
       }
   // A symbol over a buffer that is not of integers, or past its buffer, is refused.
