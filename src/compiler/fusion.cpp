@@ -136,6 +136,25 @@ struct CannotCompose {
 // Thrown by a build whose space came from a reduction its root does not read.
 struct UnreachedReduction {};
 
+// Every form of k over its extended space (dims, then symbols): symbols found along the way
+// leave earlier forms shorter (a missing coefficient is 0).
+void pad_forms(kir::Kernel& k) {
+  const size_t rank = k.dims.size() + k.symbols.size();
+  auto pad = [rank](kir::Affine& a) { a.coeff.resize(rank, 0); };
+  auto pad_loads = [&](std::vector<kir::Load>& ls) {
+    for (kir::Load& l : ls) {
+      pad(l.index);
+      for (kir::Guard& g : l.guards) pad(g.value);
+    }
+  };
+  pad_loads(k.loads);
+  for (kir::IndexValue& iv : k.indices) pad(iv.value);
+  for (kir::Stage& st : k.stages) {
+    pad_loads(st.loads);
+    for (kir::IndexValue& iv : st.indices) pad(iv.value);
+  }
+}
+
 // Builds one group's kernel. Each body (the kernel's, each stage's) is built twice by the same
 // walk: first to collect the loads and index values (the builder needs its inputs up front) —
 // which builds the stages of the reductions it reaches — then to emit the program.
@@ -197,21 +216,7 @@ class KernelBuilder {
     k.indices = std::move(final_phase.indices);
     k.body = std::move(body);
     k.symbols = symbols_;
-    // Every form over the extended space (symbols were found along the way).
-    const size_t rank = dims_.size() + symbols_.size();
-    auto pad = [rank](kir::Affine& a) { a.coeff.resize(rank, 0); };
-    auto pad_loads = [&](std::vector<kir::Load>& ls) {
-      for (kir::Load& l : ls) {
-        pad(l.index);
-        for (kir::Guard& gd : l.guards) pad(gd.value);
-      }
-    };
-    pad_loads(k.loads);
-    for (kir::IndexValue& iv : k.indices) pad(iv.value);
-    for (kir::Stage& st : k.stages) {
-      pad_loads(st.loads);
-      for (kir::IndexValue& iv : st.indices) pad(iv.value);
-    }
+    pad_forms(k);
     // The space came from a reduction the root never reached (an operand an index map ignores:
     // the start of a full-size dynamic_slice): build again over the root's space.
     if (k.inner > 0 && k.stages.empty()) throw UnreachedReduction{};
@@ -596,6 +601,21 @@ kir::Kernel merge_kernels(const kir::Kernel& a, const std::vector<Var>& a_in, co
     }
     param[i] = static_cast<int32_t>(it - inputs.begin());
   }
+  // b's symbols map onto a's (equal ones shared): its forms' symbol variables renumbered.
+  const size_t rank = a.dims.size();
+  std::vector<size_t> sym_map;
+  for (kir::Symbol sy : b.symbols) {
+    sy.param = param[static_cast<size_t>(sy.param)];
+    auto it = std::find(k.symbols.begin(), k.symbols.end(), sy);
+    if (it == k.symbols.end()) it = k.symbols.insert(k.symbols.end(), sy);
+    sym_map.push_back(static_cast<size_t>(it - k.symbols.begin()));
+  }
+  auto b_form = [&](const kir::Affine& f) {
+    kir::Affine r = kir::Affine::constant(f.offset, rank + k.symbols.size());
+    for (size_t d = 0; d < f.coeff.size(); ++d)
+      r.coeff[d < rank ? d : rank + sym_map[d - rank]] += f.coeff[d];
+    return r;
+  };
   const size_t a_rows = a.num_row_values(), a_saved = a.num_saved();
   std::vector<DType> a_row_types, a_saved_types;
   for (const kir::Stage& st : a.stages) {
@@ -619,11 +639,14 @@ kir::Kernel merge_kernels(const kir::Kernel& a, const std::vector<Var>& a_in, co
     for (const kir::Load& l : loads) {
       kir::Load m = l;
       m.param = param[static_cast<size_t>(l.param)];
+      m.index = b_form(l.index);
+      for (kir::Guard& g : m.guards) g.value = b_form(g.value);
       auto it = std::find(out.loads.begin(), out.loads.end(), m);
       if (it == out.loads.end()) it = out.loads.insert(out.loads.end(), m);
       lmap.push_back(static_cast<size_t>(it - out.loads.begin()));
     }
-    for (const kir::IndexValue& v : idx) {
+    for (const kir::IndexValue& v0 : idx) {
+      const kir::IndexValue v{b_form(v0.value)};
       auto it = std::find(out.indices.begin(), out.indices.end(), v);
       if (it == out.indices.end()) it = out.indices.insert(out.indices.end(), v);
       imap.push_back(static_cast<size_t>(it - out.indices.begin()));
@@ -685,6 +708,7 @@ kir::Kernel merge_kernels(const kir::Kernel& a, const std::vector<Var>& a_in, co
   k.indices = std::move(fin.indices);
   k.body = std::move(fin.body);
   k.outputs.insert(k.outputs.end(), b.outputs.begin(), b.outputs.end());
+  pad_forms(k);
   k.verify();
   return k;
 }
@@ -717,7 +741,6 @@ void merge_siblings(const Jaxpr& j, FusionPlan& plan) {
         const bool map_beside =
             (ka.stages.empty() && !kb.row_outputs) || (kb.stages.empty() && !ka.row_outputs);
         if (ka.dims != kb.dims || !(same || map_beside)) continue;
-        if (!ka.symbols.empty() || !kb.symbols.empty()) continue;  // not yet
         bool share = false;
         for (const Var& v : B.inputs)
           share |= std::find(A.inputs.begin(), A.inputs.end(), v) != A.inputs.end();

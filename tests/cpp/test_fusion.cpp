@@ -871,6 +871,27 @@ TEST(FusionDynamic, DynamicSliceIsASymbolOfTheKernel) {
   EXPECT_TRUE(together);
 }
 
+TEST(FusionDynamic, SiblingsWithSymbolsShareOneKernel) {
+  // Two slices of x at different run-time starts (and one at a shared start): one kernel, the
+  // equal symbols shared, the outputs each at its own starts.
+  Array x = random_array({8, 6}, DType::kFloat32);
+  Array s = tnp::array(std::vector<int32_t>{2}, {}), t = tnp::array(std::vector<int32_t>{5}, {});
+  ClosedJaxpr cj = make_jaxpr([](const Array& a, const Array& i, const Array& j) {
+    return std::vector<Array>{lax::dynamic_slice(a, {i, j}, {3, 2}) * 2.0f,
+                              lax::dynamic_slice(a, {j, i}, {3, 2}) - 1.0f};
+  })(x, s, t);
+  std::vector<Array> args{x, s, t};
+  FusionPlan p = check_plan(cj, args);
+  size_t merged = 0;  // (the starts' negative-index mapping is merged too: rank-0 kernels)
+  for (const auto& g : p.groups)
+    if (g.outputs.size() == 2 && !g.kernel.dims.empty()) {
+      ++merged;
+      EXPECT_LE(g.kernel.symbols.size(), 4u) << g.kernel.text();
+      EXPECT_GE(g.kernel.symbols.size(), 2u) << g.kernel.text();
+    }
+  EXPECT_EQ(merged, 1u);
+}
+
 TEST(FusionDynamic, DynamicUpdateSliceSelectsTheWindow) {
   Array x = random_array({7, 9}, DType::kFloat32), u = random_array({3, 4}, DType::kFloat32);
   for (int32_t i : {0, 2, 5, -1, 100})
