@@ -576,7 +576,7 @@ class KernelBuilder {
   std::vector<size_t> saved_visible_;  // per body being emitted: saved values it may read
   std::vector<kir::Symbol> symbols_;   // the kernel's dynamic indices
   std::vector<kir::Guard> guards_;     // the guards every load made now carries
-  std::vector<size_t> guard_owner_;    // per guard: the equation (pad, concatenate) it is from
+  std::vector<size_t> guard_owner_;    // per guard: the equation whose pieces it is from
 };
 
 // ---- sibling multi-output fusion ----

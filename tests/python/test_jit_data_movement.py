@@ -191,3 +191,21 @@ def test_gradient_of_a_dynamic_index_under_jit(rng):
         want = np.zeros_like(x)
         want[i] = 2.0 * (1.0 - np.tanh(x[i].astype(np.float64)) ** 2)
         np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5, atol=1e-6)
+
+
+def test_roll_hstack_tile_are_one_kernel_each(rng):
+    x = rng.standard_normal((5, 7)).astype(np.float32)
+    cases = [
+        (lambda x: jnp.roll(x * 2.0, 3, axis=1) + 1.0,
+         lambda x: np.roll(x * np.float32(2), 3, axis=1) + np.float32(1)),
+        (lambda x: jnp.roll(x, (2, -1), axis=(0, 1)) - x,
+         lambda x: np.roll(x, (2, -1), axis=(0, 1)) - x),
+        (lambda x: jnp.hstack([x, x[:, :2] * 3.0]),
+         lambda x: np.hstack([x, x[:, :2] * np.float32(3)])),
+        (lambda x: jnp.tile(x + 1.0, (2, 1)), lambda x: np.tile(x + np.float32(1), (2, 1))),
+    ]
+    for f, ref in cases:
+        got = jax.jit(f)(x)
+        same(got, f(x))
+        same(got, ref(x))
+        assert executable_text(f, x).count("= fused ") == 1, executable_text(f, x)
