@@ -49,6 +49,7 @@ struct Entry {
   JaxprPtr jaxpr;  // const-free: invars = the hoisted constants, then the arguments
   std::vector<Array> consts;
   TreeDef out_def;
+  Params params;  // the jit equation's, without donation (built once: calls reuse it)
 };
 
 // The default DebugInfo of a jitted call: JitOptions::name and the arguments' key paths.
@@ -94,6 +95,11 @@ struct JitCache::Impl {
     e->jaxpr = st.jaxpr;
     e->consts = std::move(st.consts);
     e->out_def = out_def;
+    prims::JitCallOptions co;
+    co.name = options.name;
+    co.inline_call = options.inline_call;
+    co.keep_unused = options.keep_unused;
+    e->params = prims::jit_params(e->jaxpr, co);
     std::lock_guard<std::mutex> lock(mu);
     ++traces;
     // A program that closed over values of an enclosing transformation (tracers) is valid for
@@ -116,19 +122,21 @@ std::vector<Array> JitCache::call(const TreeDef& in_def, std::span<const Array> 
                               " flags for " + std::to_string(args.size()) + " arguments");
   std::shared_ptr<const Entry> e = impl_->lookup(in_def, args, fun, out_def, debug);
   out_def = e->out_def;
-  std::vector<Array> ops = trace::concat({e->consts, args});
+  std::vector<Array> with_consts;
+  if (!e->consts.empty()) with_consts = trace::concat({e->consts, args});
+  const std::span<const Array> ops = e->consts.empty() ? args : std::span<const Array>(with_consts);
   const JitOptions& o = impl_->options;
   if (o.inline_call && any_tracer(ops)) return eval_jaxpr(*e->jaxpr, {}, ops);
-  prims::JitCallOptions co;
-  co.name = o.name;
-  co.inline_call = o.inline_call;
-  co.keep_unused = o.keep_unused;
   const bool any_donated = std::find(donated.begin(), donated.end(), true) != donated.end();
+  std::vector<Array> outs;
   if (any_donated) {
+    prims::JitCallOptions co = prims::jit_options_of(e->params);
     co.donated.assign(e->consts.size(), false);
     co.donated.insert(co.donated.end(), donated.begin(), donated.end());
+    outs = prims::bind_jit(e->jaxpr, ops, co);
+  } else {
+    outs = tessera::bind(prims::jit_p, ops, e->params);
   }
-  std::vector<Array> outs = prims::bind_jit(e->jaxpr, ops, co);
   if (any_donated) {
     // Only concrete arrays are deleted (a tracer's value belongs to its trace, as in JAX).
     for (size_t i = 0; i < args.size(); ++i) {
