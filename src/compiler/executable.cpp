@@ -114,10 +114,11 @@ namespace {
 
 // "%3:f32[] %4:f32[]" (appends only: g++ 12 warns falsely (-Wrestrict) on
 // `"literal" + std::string&&`).
-std::string results_str(const std::vector<int32_t>& out, const std::vector<Aval>& avals) {
+std::string results_str(const std::vector<int32_t>& out, const std::vector<Aval>& avals,
+                        const char* sep = " ") {
   std::string s;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (i) s += ' ';
+    if (i) s += sep;
     s += buffer_str(out[i]);
     s += ':';
     s += avals[i].str();
@@ -278,13 +279,7 @@ class FusedThunk final : public Thunk {
   }
 
   std::string text() const override {
-    std::string s;
-    for (size_t o = 0; o < out_.size(); ++o) {
-      if (o) s += ", ";
-      s += buffer_str(out_[o]);
-      s += ':';
-      s += out_avals_[o].str();
-    }
+    std::string s = results_str(out_, out_avals_, ", ");
     s += " = fused ";
     s += kernel_.name;
     s += operands_str(in_);

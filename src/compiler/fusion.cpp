@@ -484,9 +484,7 @@ class KernelBuilder {
     if (const Literal* lit = std::get_if<Literal>(&a)) {
       const Aval& av = lit->aval();
       const scalar::ScalarValue v = kir::read_element(lit->value().raw_data("jit"), av.dtype, 0);
-      const int64_t i =
-          av.dtype == DType::kUInt64 && static_cast<int64_t>(v.bits) < 0 ? hi : v.as_int();
-      return kir::Affine::constant(std::clamp(i, lo, hi), dims_.size());
+      return kir::Affine::constant(kir::Symbol::clamp(v, lo, hi), dims_.size());
     }
     const Var& v = std::get<Var>(a);
     if (member(v)) throw CannotCompose{producer_.at(v.id())};
@@ -511,12 +509,12 @@ class KernelBuilder {
     const JaxprEqn& e = j_.eqns[m];
     const DType t = e.outvars[0].aval().dtype;
     std::vector<std::pair<std::vector<kir::Guard>, scalar::Value>> taken;
+    const std::vector<int64_t> ext = ext_dims();  // the rule added its symbols already
     for (const IndexMapPiece& piece : pieces) {
       std::vector<kir::Guard> gs;
       bool never = false;
       for (kir::Guard g : piece.guards) {
         g.value = over_dims(g.value);
-        const std::vector<int64_t> ext = ext_dims();
         const int64_t mn = g.value.min_over(ext), mx = g.value.max_over(ext);
         if (mx < g.lo || mn >= g.hi) never = true;
         if (mn < g.lo || mx >= g.hi) gs.push_back(std::move(g));

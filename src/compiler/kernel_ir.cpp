@@ -229,6 +229,11 @@ std::vector<int64_t> Kernel::extended_dims() const {
   return d;
 }
 
+int64_t Symbol::clamp(const scalar::ScalarValue& v, int64_t lo, int64_t hi) {
+  if (v.type == DType::kUInt64 && static_cast<int64_t>(v.bits) < 0) return hi;
+  return std::clamp(v.as_int(), lo, hi);
+}
+
 std::vector<int64_t> Kernel::extended_index(std::span<const void* const> in,
                                             std::span<const int64_t> idx) const {
   std::vector<int64_t> x(idx.begin(), idx.end());
@@ -236,9 +241,7 @@ std::vector<int64_t> Kernel::extended_index(std::span<const void* const> in,
     const DType t = inputs[static_cast<size_t>(s.param)].dtype;
     const scalar::ScalarValue v =
         read_element(in[static_cast<size_t>(s.param)], t, s.index.at(idx));
-    // Unsigned 64-bit values above INT64_MAX clamp to hi.
-    const int64_t i = t == DType::kUInt64 && static_cast<int64_t>(v.bits) < 0 ? s.hi : v.as_int();
-    x.push_back(std::clamp(i, s.lo, s.hi) - s.lo);
+    x.push_back(Symbol::clamp(v, s.lo, s.hi) - s.lo);
   }
   return x;
 }

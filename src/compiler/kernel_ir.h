@@ -106,6 +106,9 @@ struct Symbol {
   int64_t lo = 0, hi = 0;
   bool operator==(const Symbol& o) const = default;
   int64_t extent() const { return hi - lo + 1; }
+  // clamp(v, lo, hi) of an integer value v (unsigned 64-bit values past INT64_MAX clamp to hi):
+  // the symbol's value plus lo.
+  static int64_t clamp(const scalar::ScalarValue& v, int64_t lo, int64_t hi);
 };
 
 struct IndexValue {
