@@ -9,6 +9,7 @@
 #include "prims/checkpoint.h"
 #include "prims/cond.h"
 #include "prims/cumulative.h"
+#include "prims/gather_scatter.h"
 #include "prims/jit.h"
 #include "prims/prims.h"
 #include "prims/scan.h"
@@ -51,6 +52,7 @@ void register_all() {
     prims::register_checkpoint();
     prims::register_callbacks();
     prims::register_cumulative();
+    prims::register_gather_scatter();
     prims::register_jit();
     g_registered.store(true, std::memory_order_release);
   });

@@ -1,0 +1,329 @@
+// Gather and scatter kernels (gather_kernels.h). Both first find each point's operand offset
+// (the index dtype is dispatched once for the whole loop), then move windows: a gather copies
+// each window into its slot of the output (points in parallel: they write disjoint slots); a
+// scatter combines each update window into the operand in point order. The scatter's threads
+// split the *operand* into ranges and each applies, in point order, only the elements that land
+// in its range: every element sees its updates in the same order whatever the thread count, so
+// results are bitwise the same for any number of threads, duplicates included.
+#include "prims/gather_kernels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "prims/kernel_util.h"
+#include "prims/slicing_kernels.h"
+#include "runtime/thread_pool.h"
+
+namespace tessera::prims::gather_kernels {
+
+namespace {
+
+using kernels::compute_t;
+using slicing_kernels::CopyPlan;
+
+constexpr int64_t kTaskElems = int64_t{1} << 16;
+
+template <class F>
+void dispatch_index(DType d, F&& f) {
+  switch (d) {
+    case DType::kInt8:
+      return f.template operator()<int8_t>();
+    case DType::kInt16:
+      return f.template operator()<int16_t>();
+    case DType::kInt32:
+      return f.template operator()<int32_t>();
+    case DType::kInt64:
+      return f.template operator()<int64_t>();
+    case DType::kUInt8:
+      return f.template operator()<uint8_t>();
+    case DType::kUInt16:
+      return f.template operator()<uint16_t>();
+    case DType::kUInt32:
+      return f.template operator()<uint32_t>();
+    case DType::kUInt64:
+      return f.template operator()<uint64_t>();
+    default:
+      break;
+  }
+  throw InternalError(std::string("internal error in gather/scatter: index dtype ") +
+                      std::string(dtype_name(d)) + " is not an integer");
+}
+
+template <class I>
+inline int64_t as_i64(I v) {
+  if constexpr (std::is_same_v<I, uint64_t>)
+    return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+               ? std::numeric_limits<int64_t>::max()
+               : static_cast<int64_t>(v);
+  else
+    return static_cast<int64_t>(v);
+}
+
+// What finding a point's offsets needs, precomputed from the plan.
+struct Locator {
+  int64_t K = 0;
+  std::vector<int64_t> comp_stride;   // per index component: the operand stride of its dim
+  std::vector<int64_t> comp_lim;      // per index component: dim - window (the largest start)
+  std::vector<int64_t> batch_coord;   // per batching pair: the point coordinate
+  std::vector<int64_t> batch_stride;  // per batching pair: the operand stride
+  std::vector<int64_t> point_dims;    // the points' shape
+  std::vector<int64_t> other_bst;     // per point coordinate: stride in the other array
+  bool clamp = true;
+
+  explicit Locator(const WindowPlan& p, bool clamp_) : clamp(clamp_) {
+    const std::vector<int64_t> ost = row_major_strides(p.operand);
+    K = static_cast<int64_t>(p.index_map.size());
+    for (int64_t d : p.index_map) {
+      comp_stride.push_back(ost[d]);
+      comp_lim.push_back(p.operand[d] - p.window[d]);
+    }
+    for (auto [d, j] : p.batching) {
+      batch_coord.push_back(j);
+      batch_stride.push_back(ost[d]);
+    }
+    point_dims.assign(p.points.begin(), p.points.end());
+    other_bst = p.other_bst;
+  }
+
+  // The operand offset of point g's window (false: out of bounds and not clamping) and the
+  // point's offset in the other array.
+  template <class I>
+  bool locate(const I* idx, int64_t g, int64_t* operand_off, int64_t* other_off) const {
+    int64_t off = 0, oo = 0;
+    if (!batch_coord.empty() || !other_bst.empty()) {
+      int64_t rem = g;
+      // Coordinates from the last point dim to the first.
+      for (int64_t j = static_cast<int64_t>(point_dims.size()) - 1; j >= 0; --j) {
+        const int64_t c = rem % point_dims[j];
+        rem /= point_dims[j];
+        oo += c * other_bst[j];
+        for (size_t b = 0; b < batch_coord.size(); ++b)
+          if (batch_coord[b] == j) off += c * batch_stride[b];
+      }
+    }
+    *other_off = oo;
+    const I* v = idx + g * K;
+    for (int64_t k = 0; k < K; ++k) {
+      int64_t s = as_i64(v[k]);
+      if (s < 0 || s > comp_lim[k]) {
+        if (!clamp) return false;
+        s = std::clamp<int64_t>(s, 0, comp_lim[k]);
+      }
+      off += s * comp_stride[k];
+    }
+    *operand_off = off;
+    return true;
+  }
+};
+
+// The window as a copy plan: in = the operand, out = the other array (offsets 0).
+CopyPlan window_plan(const WindowPlan& p) {
+  const std::vector<int64_t> ost = row_major_strides(p.operand);
+  CopyPlan c;
+  for (size_t i = 0; i < p.wdims.size(); ++i) {
+    c.dims.push_back(p.window[p.wdims[i]]);
+    c.in_st.push_back(ost[p.wdims[i]]);
+    c.out_st.push_back(p.other_wst[i]);
+  }
+  return slicing_kernels::collapse(c);
+}
+
+int64_t window_elems(const CopyPlan& w) {
+  int64_t n = 1;
+  for (int64_t d : w.dims) n *= d;
+  return n;
+}
+
+// Visits every window position: f(operand_offset, other_offset, run) over runs of the
+// innermost dim (run elements, strides w.in_st.back() / w.out_st.back()).
+template <class F>
+inline void for_each_run(const CopyPlan& w, int64_t in0, int64_t out0, F&& f) {
+  const int nd = static_cast<int>(w.dims.size());
+  const int64_t inner = w.dims[nd - 1];
+  int64_t outer = 1;
+  for (int d = 0; d < nd - 1; ++d) outer *= w.dims[d];
+  if (outer == 1) {
+    f(in0, out0, inner);
+    return;
+  }
+  int64_t stack[16] = {0};  // the window's rank is at most the operand's
+  std::vector<int64_t> heap;
+  int64_t* idx = stack;
+  if (nd > 16) {
+    heap.assign(static_cast<size_t>(nd), 0);
+    idx = heap.data();
+  }
+  int64_t io = in0, oo = out0;
+  for (int64_t o = 0; o < outer; ++o) {
+    f(io, oo, inner);
+    for (int d = nd - 2; d >= 0; --d) {
+      io += w.in_st[d];
+      oo += w.out_st[d];
+      if (++idx[d] < w.dims[d]) break;
+      io -= w.in_st[d] * w.dims[d];
+      oo -= w.out_st[d] * w.dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class U>
+void gather_typed(const U* src, const void* idx_data, DType idx_dt, const Locator& loc,
+                  const CopyPlan& w, int64_t npoints, U fill, U* dst) {
+  const int64_t wn = window_elems(w);
+  const int64_t ist = w.in_st.back(), ost = w.out_st.back();
+  const int64_t grain = std::max<int64_t>(1, kTaskElems / std::max<int64_t>(wn, 1));
+  dispatch_index(idx_dt, [&]<class I>() {
+    const I* idx = static_cast<const I*>(idx_data);
+    runtime::parallel_for(npoints, grain, [&](int64_t g0, int64_t g1) {
+      for (int64_t g = g0; g < g1; ++g) {
+        int64_t off = 0, oo = 0;
+        const bool ok = loc.locate(idx, g, &off, &oo);
+        for_each_run(w, off, oo, [&](int64_t i, int64_t o, int64_t n) {
+          if (!ok) {
+            for (int64_t j = 0; j < n; ++j) dst[o + j * ost] = fill;
+          } else if (ist == 1 && ost == 1) {
+            std::memcpy(dst + o, src + i, static_cast<size_t>(n) * sizeof(U));
+          } else {
+            for (int64_t j = 0; j < n; ++j) dst[o + j * ost] = src[i + j * ist];
+          }
+        });
+      }
+    });
+  });
+}
+
+template <Combine C, class T>
+inline T combine(T acc, T v) {
+  if constexpr (C == Combine::kSet) {
+    return v;
+  } else {
+    using Cp = compute_t<T>;
+    const Cp a = kernels::load(acc), b = kernels::load(v);
+    Cp r;
+    if constexpr (std::is_same_v<Cp, bool>) {
+      if constexpr (C == Combine::kAdd || C == Combine::kMax)
+        r = a || b;
+      else
+        r = a && b;
+    } else if constexpr (C == Combine::kAdd) {
+      if constexpr (std::is_integral_v<Cp>) {
+        using Un = std::make_unsigned_t<Cp>;
+        r = static_cast<Cp>(static_cast<Un>(static_cast<Un>(a) + static_cast<Un>(b)));
+      } else {
+        r = a + b;
+      }
+    } else if constexpr (C == Combine::kMul) {
+      if constexpr (std::is_integral_v<Cp>)
+        r = static_cast<Cp>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+      else
+        r = a * b;
+    } else if constexpr (C == Combine::kMax) {
+      if constexpr (std::is_floating_point_v<Cp>)
+        r = (b > a || b != b) ? b : a;  // NaN propagates, as lax.max
+      else
+        r = b > a ? b : a;
+    } else {
+      if constexpr (std::is_floating_point_v<Cp>)
+        r = (b < a || b != b) ? b : a;
+      else
+        r = b < a ? b : a;
+    }
+    return kernels::store<T>(r);
+  }
+}
+
+template <Combine C, class T>
+void scatter_typed(T* dst, const T* upd, const std::vector<int64_t>& base_op,
+                   const std::vector<int64_t>& base_up, const CopyPlan& w, int64_t operand_size) {
+  // The window plan's "in" is the operand (dst) and "out" the updates.
+  const int64_t npoints = static_cast<int64_t>(base_op.size());
+  const int64_t wn = window_elems(w);
+  int64_t span = 1;  // operand elements from a window's first to its last, plus one
+  for (size_t d = 0; d < w.dims.size(); ++d) span += (w.dims[d] - 1) * std::abs(w.in_st[d]);
+  const int64_t dst_st = w.in_st.back(), up_st = w.out_st.back();
+  const bool parallel = npoints * wn > kTaskElems && runtime::num_threads() > 1;
+  const int64_t parts = parallel ? runtime::num_threads() : 1;
+  runtime::parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t part = p0; part < p1; ++part) {
+      const int64_t lo = operand_size * part / parts, hi = operand_size * (part + 1) / parts;
+      for (int64_t g = 0; g < npoints; ++g) {
+        const int64_t b = base_op[g];
+        if (b < 0 || b >= hi || b + span <= lo) continue;
+        for_each_run(w, b, base_up[g], [&](int64_t i, int64_t u, int64_t n) {
+          int64_t j0 = 0, j1 = n;
+          if (dst_st == 1) {  // the run's operand elements are contiguous: cut it to [lo, hi)
+            j0 = std::max<int64_t>(0, lo - i);
+            j1 = std::min<int64_t>(n, hi - i);
+            for (int64_t j = j0; j < j1; ++j)
+              dst[i + j] = combine<C>(dst[i + j], upd[u + j * up_st]);
+            return;
+          }
+          for (int64_t j = 0; j < n; ++j) {
+            const int64_t at = i + j * dst_st;
+            if (at >= lo && at < hi) dst[at] = combine<C>(dst[at], upd[u + j * up_st]);
+          }
+        });
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void gather(const Array& operand, const Array& indices, const WindowPlan& plan, bool clamp,
+            const void* fill, void* out) {
+  int64_t npoints = 1;
+  for (int64_t n : plan.points) npoints *= n;
+  const CopyPlan w = window_plan(plan);
+  if (npoints == 0 || window_elems(w) == 0) return;
+  const Locator loc(plan, clamp);
+  kernels::dispatch_bits(itemsize(operand.dtype()), [&]<class U>() {
+    U f;
+    std::memcpy(&f, fill, sizeof(U));
+    gather_typed<U>(static_cast<const U*>(operand.raw_data()), indices.raw_data(), indices.dtype(),
+                    loc, w, npoints, f, static_cast<U*>(out));
+  });
+}
+
+void scatter(void* out, const Array& updates, const Array& indices, const WindowPlan& plan,
+             bool clamp, Combine combine_kind) {
+  int64_t npoints = 1;
+  for (int64_t n : plan.points) npoints *= n;
+  const CopyPlan w = window_plan(plan);
+  if (npoints == 0 || window_elems(w) == 0) return;
+  const Locator loc(plan, clamp);
+  std::vector<int64_t> base_op(static_cast<size_t>(npoints)), base_up(static_cast<size_t>(npoints));
+  dispatch_index(indices.dtype(), [&]<class I>() {
+    const I* idx = static_cast<const I*>(indices.raw_data());
+    runtime::parallel_for(npoints, kTaskElems, [&](int64_t g0, int64_t g1) {
+      for (int64_t g = g0; g < g1; ++g) {
+        int64_t off = 0, uo = 0;
+        base_op[g] = loc.locate(idx, g, &off, &uo) ? off : -1;
+        base_up[g] = uo;
+      }
+    });
+  });
+  int64_t operand_size = 1;
+  for (int64_t n : plan.operand) operand_size *= n;
+  kernels::dispatch_dtype(updates.dtype(), [&]<class T>() {
+    T* dst = static_cast<T*>(out);
+    const T* upd = static_cast<const T*>(updates.raw_data());
+    switch (combine_kind) {
+      case Combine::kSet:
+        return scatter_typed<Combine::kSet, T>(dst, upd, base_op, base_up, w, operand_size);
+      case Combine::kAdd:
+        return scatter_typed<Combine::kAdd, T>(dst, upd, base_op, base_up, w, operand_size);
+      case Combine::kMul:
+        return scatter_typed<Combine::kMul, T>(dst, upd, base_op, base_up, w, operand_size);
+      case Combine::kMin:
+        return scatter_typed<Combine::kMin, T>(dst, upd, base_op, base_up, w, operand_size);
+      case Combine::kMax:
+        return scatter_typed<Combine::kMax, T>(dst, upd, base_op, base_up, w, operand_size);
+    }
+  });
+}
+
+}  // namespace tessera::prims::gather_kernels

@@ -1,0 +1,602 @@
+// gather and the scatters against a naive reference written from XLA's semantics (one output
+// or update element at a time, in double or the operand's own type), on random dimension
+// numbers: indexed, collapsed, window and batching dims in random roles, index values beyond
+// both ends, every mode. Then determinism over thread counts, derivatives (finite differences
+// in float64 and the adjoint identity), vmap against the loop, jit against eager, and the shape
+// rule's errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "tessera/lax_gather.h"
+#include "util/oracle.h"
+#include "util/test_util.h"
+
+namespace tessera {
+namespace {
+
+using testing::random_array;
+using testing::rng;
+using testing::to_doubles;
+using Ints = std::vector<int64_t>;
+using testing::X64Scope;
+
+bool contains(const Ints& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+int64_t uniform(int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng());
+}
+
+// A random gather configuration; the scatter tests use its mirror.
+struct Config {
+  Shape operand, indices;  // indices: points ... then the index vector
+  GatherDimensionNumbers dn;
+  Ints slice_sizes;
+  Shape out;
+};
+
+Config random_config() {
+  Config c;
+  const int64_t r = uniform(1, 3);
+  for (int64_t d = 0; d < r; ++d) c.operand.push_back(uniform(1, 5));
+  // Roles: 0 window (start 0), 1 indexed window, 2 indexed collapsed, 3 batching.
+  Ints role(static_cast<size_t>(r));
+  for (auto& x : role) x = uniform(0, 3);
+  c.slice_sizes.assign(static_cast<size_t>(r), 1);
+  Ints indexed, batching;
+  for (int64_t d = 0; d < r; ++d) {
+    if (role[d] == 0) c.slice_sizes[d] = uniform(0, c.operand[d]);
+    if (role[d] == 1) c.slice_sizes[d] = uniform(1, c.operand[d]);
+    if (role[d] == 1 || role[d] == 2) indexed.push_back(d);
+    if (role[d] == 2) c.dn.collapsed_slice_dims.push_back(d);
+    if (role[d] == 3) batching.push_back(d);
+  }
+  std::shuffle(indexed.begin(), indexed.end(), rng());
+  c.dn.start_index_map = indexed;
+  c.dn.operand_batching_dims = batching;
+  // Point dims: the batching partners plus 0-2 free ones, in random order.
+  Shape points;
+  std::vector<int64_t> partner_of;  // per point dim: operand batching dim or -1
+  for (int64_t d : batching) {
+    points.push_back(c.operand[d]);
+    partner_of.push_back(d);
+  }
+  for (int64_t k = uniform(0, 2); k > 0; --k) {
+    points.push_back(uniform(0, 3));
+    partner_of.push_back(-1);
+  }
+  std::vector<size_t> perm(points.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng());
+  Shape pts;
+  Ints partner;
+  for (size_t i : perm) {
+    pts.push_back(points[i]);
+    partner.push_back(partner_of[i]);
+  }
+  for (int64_t d : batching)
+    for (size_t j = 0; j < partner.size(); ++j)
+      if (partner[j] == d) c.dn.start_indices_batching_dims.push_back(static_cast<int64_t>(j));
+  c.indices = pts;
+  c.indices.push_back(static_cast<int64_t>(indexed.size()));
+  // Output: points and window dims interleaved at random, windows in operand order.
+  Ints window;
+  for (int64_t d = 0; d < r; ++d)
+    if (role[d] == 0 || role[d] == 1) window.push_back(c.slice_sizes[d]);
+  const int64_t out_rank = static_cast<int64_t>(window.size() + pts.size());
+  Ints pos(static_cast<size_t>(out_rank));
+  std::iota(pos.begin(), pos.end(), 0);
+  std::shuffle(pos.begin(), pos.end(), rng());
+  c.dn.offset_dims.assign(pos.begin(), pos.begin() + static_cast<int64_t>(window.size()));
+  std::sort(c.dn.offset_dims.begin(), c.dn.offset_dims.end());
+  size_t wi = 0, pi = 0;
+  for (int64_t i = 0; i < out_rank; ++i)
+    c.out.push_back(contains(c.dn.offset_dims, i) ? window[wi++] : pts[pi++]);
+  return c;
+}
+
+std::string describe(const Config& c) {
+  return "operand " + shape_str(c.operand) + " indices " + shape_str(c.indices) + " " +
+         param_value_str(c.dn.to_param()) + " slice_sizes " + shape_str(c.slice_sizes);
+}
+
+ScatterDimensionNumbers mirror(const GatherDimensionNumbers& g) {
+  return {g.offset_dims, g.collapsed_slice_dims, g.start_index_map, g.operand_batching_dims,
+          g.start_indices_batching_dims};
+}
+
+Array random_indices(const Config& c, DType dt = DType::kInt32) {
+  std::vector<int32_t> v;
+  const int64_t K = c.indices.back();
+  int64_t n = 1;
+  for (int64_t d : c.indices) n *= d;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t d = c.dn.start_index_map[i % K];
+    v.push_back(static_cast<int32_t>(uniform(-2, c.operand[d] + 1)));
+  }
+  Array a = numpy::array(v, c.indices);
+  return a.dtype() == dt ? a : lax::convert_element_type(a, dt);
+}
+
+Ints unravel(int64_t flat, const Shape& s) {
+  Ints r(s.size());
+  for (int64_t d = static_cast<int64_t>(s.size()) - 1; d >= 0; --d) {
+    r[d] = flat % s[d];
+    flat /= s[d];
+  }
+  return r;
+}
+int64_t ravel(const Ints& at, const Shape& s) {
+  int64_t f = 0;
+  for (size_t d = 0; d < s.size(); ++d) f = f * s[d] + at[d];
+  return f;
+}
+
+// The operand index of window element `win` (per window dim, operand order) at point `pt`;
+// false when out of bounds and not clamping.
+bool operand_index(const Config& c, const std::vector<double>& idx, const Ints& pt, const Ints& win,
+                   bool clamp, Ints* at) {
+  const int64_t r = static_cast<int64_t>(c.operand.size());
+  const int64_t K = c.indices.back();
+  Ints start(static_cast<size_t>(r), 0);
+  Ints ipt = pt;
+  ipt.push_back(0);
+  for (int64_t k = 0; k < K; ++k) {
+    ipt.back() = k;
+    const int64_t d = c.dn.start_index_map[k];
+    int64_t s = static_cast<int64_t>(idx[ravel(ipt, c.indices)]);
+    const int64_t hi = c.operand[d] - c.slice_sizes[d];
+    if (s < 0 || s > hi) {
+      if (!clamp) return false;
+      s = std::clamp<int64_t>(s, 0, hi);
+    }
+    start[d] = s;
+  }
+  for (size_t i = 0; i < c.dn.operand_batching_dims.size(); ++i)
+    start[c.dn.operand_batching_dims[i]] = pt[c.dn.start_indices_batching_dims[i]];
+  at->assign(start.begin(), start.end());
+  size_t wi = 0;
+  for (int64_t d = 0; d < r; ++d)
+    if (!contains(c.dn.collapsed_slice_dims, d) && !contains(c.dn.operand_batching_dims, d))
+      (*at)[d] += win[wi++];
+  return true;
+}
+
+// Splits an output (or update) index into its point and window parts.
+void split(const Config& c, const Ints& o, Ints* pt, Ints* win) {
+  pt->clear();
+  win->clear();
+  for (size_t i = 0; i < o.size(); ++i)
+    (contains(c.dn.offset_dims, static_cast<int64_t>(i)) ? win : pt)->push_back(o[i]);
+}
+
+std::vector<double> naive_gather(const Config& c, const std::vector<double>& x,
+                                 const std::vector<double>& idx, bool clamp, double fill) {
+  int64_t n = 1;
+  for (int64_t d : c.out) n *= d;
+  std::vector<double> out(static_cast<size_t>(n));
+  for (int64_t f = 0; f < n; ++f) {
+    Ints pt, win, at;
+    split(c, unravel(f, c.out), &pt, &win);
+    out[f] = operand_index(c, idx, pt, win, clamp, &at) ? x[ravel(at, c.operand)] : fill;
+  }
+  return out;
+}
+
+// The reference scatter in T's own arithmetic, update elements in row-major order.
+template <class T>
+std::vector<double> naive_scatter(const Config& c, const std::vector<double>& x,
+                                  const std::vector<double>& idx, const std::vector<double>& u,
+                                  bool clamp, const std::string& op) {
+  std::vector<T> out(x.begin(), x.end());
+  // Updates apply point by point (row-major over the points), each point's window in order:
+  // XLA's CPU order, and the one Tessera promises for duplicates.
+  Shape pts(c.indices.begin(), c.indices.end() - 1);
+  std::vector<std::pair<int64_t, int64_t>> order;  // (point, update element)
+  for (size_t f = 0; f < u.size(); ++f) {
+    Ints pt, win;
+    split(c, unravel(static_cast<int64_t>(f), c.out), &pt, &win);
+    order.push_back({ravel(pt, pts), static_cast<int64_t>(f)});
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto [unused, f] : order) {
+    Ints pt, win, at;
+    split(c, unravel(f, c.out), &pt, &win);
+    if (!operand_index(c, idx, pt, win, clamp, &at)) continue;
+    T& o = out[ravel(at, c.operand)];
+    const T v = static_cast<T>(u[f]);
+    if (op == "scatter") o = v;
+    if (op == "add") o = static_cast<T>(o + v);
+    if (op == "mul") o = static_cast<T>(o * v);
+    if (op == "min") o = (v < o || v != v) ? v : o;
+    if (op == "max") o = (v > o || v != v) ? v : o;
+  }
+  return std::vector<double>(out.begin(), out.end());
+}
+
+const GatherScatterMode kModes[] = {GatherScatterMode::kClip, GatherScatterMode::kFillOrDrop,
+                                    GatherScatterMode::kPromiseInBounds};
+
+bool clamps(GatherScatterMode m) { return m != GatherScatterMode::kFillOrDrop; }
+
+TEST(Gather, MatchesTheNaiveReferenceOnRandomDimensionNumbers) {
+  X64Scope x64;
+  for (int trial = 0; trial < 300; ++trial) {
+    const Config c = random_config();
+    for (GatherScatterMode m : kModes) {
+      for (DType dt : {DType::kFloat64, DType::kInt32, DType::kFloat16}) {
+        Array x = random_array(c.operand, dt, -3, 3);
+        Array idx = random_indices(c, trial % 2 ? DType::kInt32 : DType::kUInt8);
+        lax::GatherOptions o;
+        o.mode = m;
+        const double fill = dt == DType::kInt32 ? 7.0 : -1.5;
+        if (trial % 3 == 0) o.fill_value = fill;
+        Array got = lax::gather(x, idx, c.dn, c.slice_sizes, o);
+        ASSERT_EQ(got.shape(), c.out);
+        const double dflt = dt == DType::kInt32 ? std::numeric_limits<int32_t>::min()
+                                                : std::numeric_limits<double>::quiet_NaN();
+        std::vector<double> want =
+            naive_gather(c, to_doubles(x), to_doubles(idx), clamps(m), o.fill_value ? fill : dflt);
+        ASSERT_EQ(testing::compare(to_doubles(got), want, 0, 0), "")
+            << "trial " << trial << " operand " << shape_str(c.operand) << " indices "
+            << shape_str(c.indices);
+      }
+    }
+  }
+}
+
+TEST(Scatter, EveryCombinerMatchesTheNaiveReference) {
+  X64Scope x64;
+  for (int trial = 0; trial < 200; ++trial) {
+    const Config c = random_config();
+    for (GatherScatterMode m : kModes) {
+      lax::ScatterOptions o;
+      o.mode = m;
+      Array idx = random_indices(c);
+      const auto dn = mirror(c.dn);
+      for (DType dt : {DType::kFloat64, DType::kInt32}) {
+        Array x = random_array(c.operand, dt, -3, 3);
+        Array u = random_array(c.out, dt, -3, 3);
+        const auto xs = to_doubles(x), is = to_doubles(idx), us = to_doubles(u);
+        auto want = [&](const std::string& op) {
+          return dt == DType::kFloat64 ? naive_scatter<double>(c, xs, is, us, clamps(m), op)
+                                       : naive_scatter<int32_t>(c, xs, is, us, clamps(m), op);
+        };
+        const std::string where = "trial " + std::to_string(trial) + " operand " +
+                                  shape_str(c.operand) + " indices " + shape_str(c.indices);
+        EXPECT_EQ(
+            testing::compare(to_doubles(lax::scatter(x, idx, u, dn, o)), want("scatter"), 0, 0), "")
+            << where;
+        EXPECT_EQ(
+            testing::compare(to_doubles(lax::scatter_add(x, idx, u, dn, o)), want("add"), 0, 0), "")
+            << where;
+        EXPECT_EQ(
+            testing::compare(to_doubles(lax::scatter_mul(x, idx, u, dn, o)), want("mul"), 0, 0), "")
+            << where;
+        EXPECT_EQ(
+            testing::compare(to_doubles(lax::scatter_min(x, idx, u, dn, o)), want("min"), 0, 0), "")
+            << where;
+        EXPECT_EQ(
+            testing::compare(to_doubles(lax::scatter_max(x, idx, u, dn, o)), want("max"), 0, 0), "")
+            << where;
+      }
+    }
+  }
+}
+
+// table[ids] for a (rows, dim) table: the embedding lookup.
+GatherDimensionNumbers rows_dn() { return {{1}, {0}, {0}, {}, {}}; }
+ScatterDimensionNumbers rows_sdn() { return {{1}, {0}, {0}, {}, {}}; }
+
+TEST(Scatter, DuplicatesGiveTheSameBitsForAnyThreadCount) {
+  X64Scope x64;
+  const int64_t rows = 512, dim = 64, n = 20000;
+  Array table = random_array({rows, dim}, DType::kFloat32);
+  std::vector<int32_t> ids(n);
+  for (auto& i : ids) i = static_cast<int32_t>(uniform(0, rows - 1));
+  Array idx = numpy::array(ids, {n, 1});
+  Array u = random_array({n, dim}, DType::kFloat32);
+  Array one, many;
+  {
+    testing::Threads t(1);
+    one = lax::scatter_add(table, idx, u, rows_sdn());
+  }
+  {
+    testing::Threads t(4);
+    many = lax::scatter_add(table, idx, u, rows_sdn());
+  }
+  EXPECT_EQ(testing::compare(to_doubles(one), to_doubles(many), 0, 0), "");
+  // And the sum equals a float64 accumulation closely (it is the in-order float32 sum).
+  std::vector<double> want = to_doubles(table);
+  const auto us = to_doubles(u);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < dim; ++j) want[ids[i] * dim + j] += us[i * dim + j];
+  EXPECT_EQ(testing::compare(to_doubles(many), want, 1e-4, 1e-4), "");
+}
+
+TEST(Gather, LargeRowGatherMatchesTheReferenceWithThreads) {
+  X64Scope x64;
+  testing::Threads t(3);
+  const int64_t rows = 1000, dim = 33, n = 50000;
+  Array table = random_array({rows, dim}, DType::kFloat32);
+  std::vector<int32_t> ids(n);
+  for (auto& i : ids) i = static_cast<int32_t>(uniform(-5, rows + 5));
+  Array idx = numpy::array(ids, {n, 1});
+  Array got = lax::gather(table, idx, rows_dn(), {1, dim});
+  const auto ts = to_doubles(table);
+  std::vector<double> want;
+  for (int32_t i : ids) {
+    const int64_t r = std::clamp<int64_t>(i, 0, rows - 1);
+    want.insert(want.end(), ts.begin() + r * dim, ts.begin() + (r + 1) * dim);
+  }
+  EXPECT_EQ(testing::compare(to_doubles(got), want, 0, 0), "");
+}
+
+// ---------------------------------------------------------------- derivatives
+
+double dot_all(const Array& a, const Array& b) {
+  const auto x = to_doubles(a), y = to_doubles(b);
+  double s = 0;
+  for (size_t i = 0; i < x.size(); ++i) s += x[i] * y[i];
+  return s;
+}
+
+TEST(Gather, VjpIsTheAdjointAndJvpIsTheGatherOfTheTangent) {
+  X64Scope x64;
+  for (int trial = 0; trial < 60; ++trial) {
+    const Config c = random_config();
+    for (GatherScatterMode m : kModes) {
+      lax::GatherOptions o;
+      o.mode = m;
+      Array idx = random_indices(c);
+      auto f = [&](const Array& x) { return lax::gather(x, idx, c.dn, c.slice_sizes, o); };
+      Array x = random_array(c.operand, DType::kFloat64);
+      Array t = random_array(c.operand, DType::kFloat64);
+      Array ct = random_array(c.out, DType::kFloat64);
+      auto [y, ty] = jvp(f, x, t);
+      o.fill_value = 0.0;
+      EXPECT_EQ(testing::compare(to_doubles(ty),
+                                 to_doubles(lax::gather(t, idx, c.dn, c.slice_sizes, o)), 0, 0),
+                "")
+          << describe(c) << " idx " << idx << " x " << x << " t " << t << " ty " << ty << " mode "
+          << int(m);
+      o.fill_value.reset();
+      auto [y2, pullback] = vjp(f, x);
+      auto [xbar] = pullback(ct);
+      // <J t, ct> = <t, J^T ct>
+      EXPECT_NEAR(dot_all(ty, ct), dot_all(t, xbar), 1e-9 * (1 + std::abs(dot_all(ty, ct))))
+          << "trial " << trial;
+    }
+  }
+}
+
+// Central differences of f: R^n -> R^m (float64), compared with the JVP.
+void check_jvp_fd(const std::function<Array(const Array&)>& f, const Array& x, double tol,
+                  const std::string& where) {
+  Array t = random_array(x.shape(), DType::kFloat64);
+  auto [y, ty] = jvp(f, x, t);
+  const double h = 1e-6;
+  Array xp = lax::add(x, lax::mul(t, numpy::scalar(h, DType::kFloat64)));
+  Array xm = lax::sub(x, lax::mul(t, numpy::scalar(h, DType::kFloat64)));
+  const auto fp = to_doubles(f(xp)), fm = to_doubles(f(xm));
+  std::vector<double> fd(fp.size());
+  for (size_t i = 0; i < fp.size(); ++i) fd[i] = (fp[i] - fm[i]) / (2 * h);
+  EXPECT_EQ(testing::compare(to_doubles(ty), fd, tol, tol), "") << where;
+}
+
+// Updates and operand values with distinct magnitudes, so min/max never tie.
+Array distinct_values(const Shape& s, double offset) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = offset + 0.37 * static_cast<double>(i) + 0.01 * std::sin(i);
+  std::shuffle(v.begin(), v.end(), rng());
+  return numpy::array(v, s);
+}
+
+TEST(Scatter, DerivativesMatchFiniteDifferences) {
+  X64Scope x64;
+  for (int trial = 0; trial < 40; ++trial) {
+    const Config c = random_config();
+    const auto dn = mirror(c.dn);
+    Array idx = random_indices(c);
+    for (GatherScatterMode m : kModes) {
+      lax::ScatterOptions o;
+      o.mode = m;
+      Array x = distinct_values(c.operand, -5.0);
+      Array u = distinct_values(c.out, 0.1);
+      const std::string where = "trial " + std::to_string(trial);
+      using Op = Array (*)(const Array&, const Array&, const Array&, const ScatterDimensionNumbers&,
+                           const lax::ScatterOptions&);
+      for (Op op :
+           {Op(lax::scatter), Op(lax::scatter_add), Op(lax::scatter_min), Op(lax::scatter_max)}) {
+        check_jvp_fd([&](const Array& a) { return op(a, idx, u, dn, o); }, x, 1e-6, where + " x");
+        check_jvp_fd([&](const Array& b) { return op(x, idx, b, dn, o); }, u, 1e-6, where + " u");
+        // The adjoint identity of the VJP with respect to both.
+        auto f = [&](const Array& a, const Array& b) { return op(a, idx, b, dn, o); };
+        Array tx = random_array(x.shape(), DType::kFloat64);
+        Array tu = random_array(u.shape(), DType::kFloat64);
+        auto [y, pb] = vjp(f, x, u);
+        Array ct = random_array(y.shape(), DType::kFloat64);
+        auto [cx, cu] = pb(ct);
+        auto [y1, ty] = jvp(f, std::make_tuple(x, u), std::make_tuple(tx, tu));
+        EXPECT_NEAR(dot_all(ty, ct), dot_all(tx, cx) + dot_all(tu, cu),
+                    1e-9 * (1 + std::abs(dot_all(ty, ct))))
+            << where;
+      }
+      // scatter_mul: the operand always, the updates with unique indices only.
+      check_jvp_fd([&](const Array& a) { return lax::scatter_mul(a, idx, u, dn, o); }, x, 1e-6,
+                   where + " mul x");
+    }
+  }
+}
+
+TEST(Scatter, MulGradientInTheUpdatesNeedsUniqueIndices) {
+  X64Scope x64;
+  Array x = random_array({5}, DType::kFloat64);
+  Array idx = numpy::array(std::vector<int32_t>{1, 3}, {2, 1});
+  Array u = random_array({2}, DType::kFloat64);
+  ScatterDimensionNumbers dn{{}, {0}, {0}, {}, {}};
+  auto f = [&](const Array& b) { return numpy::sum(lax::scatter_mul(x, idx, b, dn)); };
+  EXPECT_ERROR(NotImplementedError, grad(f)(u), "unique_indices=True");
+  lax::ScatterOptions o;
+  o.unique_indices = true;
+  auto g = [&](const Array& b) { return numpy::sum(lax::scatter_mul(x, idx, b, dn, o)); };
+  const auto gx = to_doubles(grad(g)(u));
+  const auto xs = to_doubles(x);
+  EXPECT_DOUBLE_EQ(gx[0], xs[1]);
+  EXPECT_DOUBLE_EQ(gx[1], xs[3]);
+}
+
+TEST(Scatter, SetGradientGoesToTheLastDuplicate) {
+  X64Scope x64;
+  Array x = random_array({4}, DType::kFloat64);
+  Array idx = numpy::array(std::vector<int32_t>{2, 0, 2, 9}, {4, 1});
+  ScatterDimensionNumbers dn{{}, {0}, {0}, {}, {}};
+  auto f = [&](const Array& a, const Array& b) {
+    return numpy::sum(
+        lax::mul(lax::scatter(a, idx, b, dn), numpy::array(std::vector<double>{1, 2, 3, 4}, {4})));
+  };
+  Array u = random_array({4}, DType::kFloat64);
+  auto [gx, gu] = grad(f, argnums<0, 1>)(x, u);
+  EXPECT_EQ(to_doubles(gx), (std::vector<double>{0, 2, 0, 4}));
+  EXPECT_EQ(to_doubles(gu), (std::vector<double>{0, 1, 3, 0}));  // index 9 is dropped
+}
+
+// ---------------------------------------------------------------- vmap and jit
+
+TEST(Gather, VmapOfEveryOperandCombinationIsOneGather) {
+  X64Scope x64;
+  for (int trial = 0; trial < 60; ++trial) {
+    const Config c = random_config();
+    const int64_t B = uniform(1, 3);
+    Shape xb = c.operand, ib = c.indices;
+    xb.insert(xb.begin(), B);
+    ib.insert(ib.begin(), B);
+    Array xs = random_array(xb, DType::kFloat32);
+    std::vector<Array> idxs;
+    for (int64_t b = 0; b < B; ++b) idxs.push_back(random_indices(c));
+    Array is = numpy::stack(idxs);
+    lax::GatherOptions o;
+    o.mode = kModes[trial % 3];
+    auto f = [&](const Array& x, const Array& i) {
+      return lax::gather(x, i, c.dn, c.slice_sizes, o);
+    };
+    for (int which = 0; which < 3; ++which) {
+      Array got;
+      std::vector<Array> loop;
+      if (which == 0) {
+        got = vmap([&](const Array& x) { return f(x, idxs[0]); })(xs);
+        for (int64_t b = 0; b < B; ++b) loop.push_back(f(xs[b], idxs[0]));
+      } else if (which == 1) {
+        got = vmap([&](const Array& i) { return f(xs[0], i); })(is);
+        for (int64_t b = 0; b < B; ++b) loop.push_back(f(xs[0], idxs[b]));
+      } else {
+        got = vmap(f)(xs, is);
+        for (int64_t b = 0; b < B; ++b) loop.push_back(f(xs[b], idxs[b]));
+      }
+      EXPECT_EQ(testing::compare(to_doubles(got), to_doubles(numpy::stack(loop)), 0, 0), "")
+          << "trial " << trial << " which " << which;
+      // One gather, no loop.
+      std::string text;
+      if (which == 2) text = to_string(make_jaxpr(vmap(f))(xs, is));
+      if (which == 2) {
+        EXPECT_NE(text.find("gather["), std::string::npos) << text;
+        EXPECT_EQ(text.find("while"), std::string::npos) << text;
+      }
+    }
+  }
+}
+
+TEST(Scatter, VmapMatchesTheLoopAndJitMatchesEager) {
+  X64Scope x64;
+  for (int trial = 0; trial < 60; ++trial) {
+    const Config c = random_config();
+    const auto dn = mirror(c.dn);
+    const int64_t B = uniform(1, 3);
+    std::vector<Array> xs, is, us;
+    for (int64_t b = 0; b < B; ++b) {
+      xs.push_back(random_array(c.operand, DType::kFloat32));
+      is.push_back(random_indices(c));
+      us.push_back(random_array(c.out, DType::kFloat32));
+    }
+    lax::ScatterOptions o;
+    o.mode = kModes[trial % 3];
+    auto f = [&](const Array& x, const Array& i, const Array& u) {
+      return lax::scatter_add(x, i, u, dn, o);
+    };
+    std::vector<Array> loop, loop_shared_idx;
+    for (int64_t b = 0; b < B; ++b) {
+      loop.push_back(f(xs[b], is[b], us[b]));
+      loop_shared_idx.push_back(f(xs[b], is[0], us[b]));
+    }
+    Array got = vmap(f)(numpy::stack(xs), numpy::stack(is), numpy::stack(us));
+    EXPECT_EQ(testing::compare(to_doubles(got), to_doubles(numpy::stack(loop)), 0, 0), "") << trial;
+    Array got2 = vmap([&](const Array& x, const Array& u) { return f(x, is[0], u); })(
+        numpy::stack(xs), numpy::stack(us));
+    EXPECT_EQ(testing::compare(to_doubles(got2), to_doubles(numpy::stack(loop_shared_idx)), 0, 0),
+              "")
+        << trial;
+    Array jitted = jit(f)(xs[0], is[0], us[0]);
+    EXPECT_EQ(testing::compare(to_doubles(jitted), to_doubles(loop[0]), 0, 0), "") << trial;
+    auto g = [&](const Array& x, const Array& i) { return lax::gather(x, i, c.dn, c.slice_sizes); };
+    EXPECT_EQ(testing::compare(to_doubles(jit(g)(xs[0], is[0])), to_doubles(g(xs[0], is[0])), 0, 0),
+              "");
+  }
+}
+
+// ---------------------------------------------------------------- errors
+
+TEST(Gather, ShapeRuleErrorsNameTheProblem) {
+  X64Scope x64;
+  Array x = random_array({4, 5}, DType::kFloat32);
+  Array idx = numpy::array(std::vector<int32_t>{1, 2}, {2, 1});
+  EXPECT_ERROR(TypeError,
+               lax::gather(x, lax::convert_element_type(idx, DType::kFloat32), rows_dn(), {1, 5}),
+               "integer type");
+  EXPECT_ERROR(TypeError, lax::gather(x, idx, rows_dn(), {1}), "one slice size for every input");
+  EXPECT_ERROR(TypeError, lax::gather(x, idx, rows_dn(), {1, 6}), "out of range");
+  EXPECT_ERROR(TypeError, lax::gather(x, idx, rows_dn(), {2, 5}),
+               "collapse slice dims with bound 1");
+  EXPECT_ERROR(TypeError, lax::gather(x, idx, {{1}, {0}, {0, 1}, {}, {}}, {1, 5}),
+               "elements in start_index_map");
+  EXPECT_ERROR(TypeError, lax::gather(x, idx, {{5}, {0}, {0}, {}, {}}, {1, 5}),
+               "must lie in the range");
+  EXPECT_ERROR(TypeError, lax::gather(x, idx, {{1}, {}, {0}, {}, {}}, {1, 5}), "offset dimension");
+  ScatterDimensionNumbers sdn = rows_sdn();
+  EXPECT_ERROR(TypeError, lax::scatter_add(x, idx, random_array({2, 5}, DType::kFloat64), sdn),
+               "same dtypes");
+  EXPECT_ERROR(TypeError, lax::scatter_add(x, idx, random_array({3, 5}, DType::kFloat32), sdn),
+               "scatter dimensions of updates");
+  EXPECT_ERROR(TypeError, lax::scatter_add(x, idx, random_array({2, 6}, DType::kFloat32), sdn),
+               "window dimensions of updates");
+  Array ub = random_array({2, 5}, DType::kFloat32);
+  EXPECT_ERROR(TypeError, lax::scatter_sub(lax::ne(x, x), idx, lax::ne(ub, ub), sdn), "bool");
+}
+
+TEST(Gather, FillDefaultsFollowJax) {
+  X64Scope x64;
+  Array idx = numpy::array(std::vector<int32_t>{-1}, {1, 1});
+  GatherDimensionNumbers dn{{}, {0}, {0}, {}, {}};
+  lax::GatherOptions o;
+  o.mode = GatherScatterMode::kFillOrDrop;
+  auto first = [&](DType dt) {
+    return to_doubles(lax::gather(random_array({3}, dt), idx, dn, {1}, o))[0];
+  };
+  EXPECT_TRUE(std::isnan(first(DType::kFloat32)));
+  EXPECT_TRUE(std::isnan(first(DType::kBFloat16)));
+  EXPECT_EQ(first(DType::kInt8), -128);
+  EXPECT_EQ(first(DType::kUInt16), 65535);
+  EXPECT_EQ(first(DType::kBool), 1);
+  // promise_in_bounds (the default) clamps on CPU
+  Array x = numpy::array(std::vector<float>{1, 2, 3}, {3});
+  EXPECT_EQ(to_doubles(lax::gather(x, idx, dn, {1}))[0], 1.0);
+}
+
+}  // namespace
+}  // namespace tessera
