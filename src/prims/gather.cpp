@@ -295,7 +295,7 @@ BatchOut gather_batch(const BatchAxis&, std::span<const Array> args, std::span<c
   dn.operand_batching_dims.insert(dn.operand_batching_dims.begin(), 0);
   dn.start_indices_batching_dims = plus1(dn.start_indices_batching_dims);
   dn.start_indices_batching_dims.insert(dn.start_indices_batching_dims.begin(), 0);
-  a.slice_sizes.insert(a.slice_sizes.begin(), 1);
+  a.slice_sizes.insert(a.slice_sizes.begin(), x.shape()[0] == 0 ? 0 : 1);
   return {one(bind_gather(x, idx, a)), {0}};
 }
 
