@@ -10,6 +10,7 @@
 #include "tessera/index.h"
 #include "tessera/lax.h"
 #include "tessera/numpy.h"
+#include "tessera/numpy_indexing.h"
 
 namespace tessera {
 
@@ -51,6 +52,7 @@ Range slice_range(const Slice& s, int64_t n) {
 
 Array getitem(const Array& x, const std::vector<Index>& idx) {
   check_defined(kOp, x);
+  if (detail::has_advanced_index(idx)) return detail::advanced_getitem(x, idx);
   const int64_t nd = x.ndim();
   int64_t consumed = 0, ellipses = 0;
   for (const Index& i : idx) {
@@ -62,20 +64,9 @@ Array getitem(const Array& x, const std::vector<Index>& idx) {
     }
     if (const Array* a = std::get_if<Array>(&v)) {
       check_defined(kOp, *a);
-      if (a->ndim() != 0 || !(is_integer(a->dtype()))) {
-        if (is_bool(a->dtype()))
-          throw IndexError(
-              op_message(kOp, "boolean-mask indexing (mask shape " + shape_str(a->shape()) +
-                                  ") is not implemented in Tessera yet (it arrives with "
-                                  "gather/scatter). JAX allows it on concrete arrays; under a "
-                                  "transformation JAX rejects it too (the output shape depends "
-                                  "on the mask's values). For now use where(mask, x, 0) or "
-                                  "sum(x, where=mask)"));
+      if (!is_integer(a->dtype()))
         throw IndexError(op_message(
-            kOp, "integer-array (advanced) indexing with an index of " + a->aval().str() +
-                     " needs gather, which Tessera does not have yet; index with integers, "
-                     "slices, newaxis, an ellipsis or rank-0 integer arrays"));
-      }
+            kOp, "indexers must have an integer or boolean type; got " + a->aval().str()));
     }
   }
   if (ellipses > 1)

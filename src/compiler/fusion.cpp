@@ -927,9 +927,15 @@ FusionPlan plan_fusion(const Jaxpr& j) {
       }
       return plan;
     } catch (const CannotCompose& c) {
-      if (!forced_roots.insert(c.eqn).second)
-        throw_internal("compiler/fusion", "equation " + std::to_string(c.eqn) +
-                                              " cannot be composed even as a group root");
+      // First as a group root; an equation that cannot be composed even as a root (a guarded
+      // load whose bounds the verifier cannot prove through its consumers' index maps) runs as
+      // its eager kernel. Each retry removes an option, so this ends.
+      if (!forced_roots.insert(c.eqn).second) {
+        if (!can[c.eqn])
+          throw_internal("compiler/fusion",
+                         "equation " + std::to_string(c.eqn) + " cannot be composed even unfused");
+        can[c.eqn] = 0;
+      }
     }
   }
 }

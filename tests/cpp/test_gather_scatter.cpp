@@ -19,14 +19,14 @@
 namespace tessera {
 namespace {
 
-using testing::random_array;
-using testing::rng;
-using testing::to_doubles;
 using testing::Config;
 using testing::contains;
 using testing::Ints;
 using testing::naive_gather;
 using testing::naive_scatter;
+using testing::random_array;
+using testing::rng;
+using testing::to_doubles;
 using testing::X64Scope;
 
 int64_t uniform(int64_t lo, int64_t hi) {

@@ -318,7 +318,9 @@ TEST(JitRandomPrograms, EqualEagerBitwise) {
     try {
       got = jit(program)(inputs);
     } catch (const std::exception& e) {
-      FAIL() << "program " << programs << ": " << describe(steps) << "\n" << e.what();
+      FAIL() << "program " << programs << ": " << describe(steps) << "\n"
+             << to_string(make_jaxpr(program)(inputs)) << "\n"
+             << e.what();
     }
     ASSERT_EQ(got.size(), want.size());
     for (size_t k = 0; k < got.size(); ++k)

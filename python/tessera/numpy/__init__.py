@@ -304,6 +304,7 @@ from tessera.numpy._manip import (  # noqa: E402
     roll, rot90, row_stack, split, squeeze, stack, swapaxes, tensordot, tile, trace, tri, tril,
     triu, vdot, vsplit, vstack)
 from tessera.numpy import linalg  # noqa: E402
+from tessera._src.indexing import take, take_along_axis  # noqa: E402,F401
 from tessera._src.lax_cumulative import np_cumprod as cumprod, np_cumsum as cumsum, np_cumulative_prod as cumulative_prod, np_cumulative_sum as cumulative_sum, np_nancumprod as nancumprod, np_nancumsum as nancumsum  # noqa: E402,E501
 
 

@@ -81,8 +81,8 @@ std::vector<double> naive_gather(const Config& c, const std::vector<double>& x,
 // The reference scatter in T's own arithmetic, update elements in row-major order.
 template <class T>
 std::vector<double> naive_scatter_t(const Config& c, const std::vector<double>& x,
-                                  const std::vector<double>& idx, const std::vector<double>& u,
-                                  bool clamp, const std::string& op) {
+                                    const std::vector<double>& idx, const std::vector<double>& u,
+                                    bool clamp, const std::string& op) {
   std::vector<T> out(x.begin(), x.end());
   // Updates apply point by point (row-major over the points), each point's window in order:
   // XLA's CPU order, and the one Tessera promises for duplicates.

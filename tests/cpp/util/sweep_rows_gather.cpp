@@ -48,9 +48,9 @@ ScatterDimensionNumbers mirror(const GatherDimensionNumbers& g) {
 bool clamps(GatherScatterMode m) { return m != GatherScatterMode::kFillOrDrop; }
 
 const char* mode_name(GatherScatterMode m) {
-  return m == GatherScatterMode::kClip ? "clip"
+  return m == GatherScatterMode::kClip         ? "clip"
          : m == GatherScatterMode::kFillOrDrop ? "fill"
-                                                : "promise";
+                                               : "promise";
 }
 
 Row gather_row(const std::string& name, const Config& c, GatherScatterMode m) {
@@ -78,8 +78,8 @@ Row gather_row(const std::string& name, const Config& c, GatherScatterMode m) {
 using ScatterFn = Array (*)(const Array&, const Array&, const Array&,
                             const ScatterDimensionNumbers&, const lax::ScatterOptions&);
 
-Row scatter_row(const std::string& prim, const std::string& op, ScatterFn f, const std::string& name,
-                const Config& c, GatherScatterMode m) {
+Row scatter_row(const std::string& prim, const std::string& op, ScatterFn f,
+                const std::string& name, const Config& c, GatherScatterMode m) {
   Row r;
   r.name = "scatter_" + op + "_" + name + "_" + mode_name(m);
   r.prim = prim;
@@ -100,7 +100,7 @@ Row scatter_row(const std::string& prim, const std::string& op, ScatterFn f, con
   if (op == "mul") {
     // scatter-mul's gradient in the updates needs unique indices (JAX's restriction): its rows
     // use fixed unique indices and say so.
-    std::vector<int32_t> unique = c.indices == Shape{4, 1} ? std::vector<int32_t>{3, 0, 4, 1}
+    std::vector<int32_t> unique = c.indices == Shape{4, 1}   ? std::vector<int32_t>{3, 0, 4, 1}
                                   : c.indices == Shape{2, 1} ? std::vector<int32_t>{2, 0}
                                                              : std::vector<int32_t>{};
     o.unique_indices = true;
@@ -119,8 +119,8 @@ Row scatter_row(const std::string& prim, const std::string& op, ScatterFn f, con
   if (op == "min" || op == "max") {
     // Ties between the operand and the updates are kinks.
     r.kink = [](const Args& a) {
-      return min_pairwise_gap(
-          lax::concatenate({lax::reshape(a[0], {a[0].size()}), lax::reshape(a[2], {a[2].size()})}, 0));
+      return min_pairwise_gap(lax::concatenate(
+          {lax::reshape(a[0], {a[0].size()}), lax::reshape(a[2], {a[2].size()})}, 0));
     };
   }
   r.vmap_exact = op == "scatter" || op == "min" || op == "max";
@@ -139,9 +139,8 @@ std::vector<Row> rows_gather() {
   };
   std::vector<Row> t;
   for (const auto& [name, c] : configs)
-    for (GatherScatterMode m :
-         {GatherScatterMode::kClip, GatherScatterMode::kFillOrDrop,
-          GatherScatterMode::kPromiseInBounds})
+    for (GatherScatterMode m : {GatherScatterMode::kClip, GatherScatterMode::kFillOrDrop,
+                                GatherScatterMode::kPromiseInBounds})
       t.push_back(gather_row(name, c, m));
   for (const auto& [name, c] : configs) {
     for (GatherScatterMode m : {GatherScatterMode::kClip, GatherScatterMode::kFillOrDrop}) {

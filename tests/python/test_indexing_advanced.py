@@ -1,0 +1,199 @@
+"""Integer-array (advanced) indexing, boolean masks, x.at[...] updates, take and
+take_along_axis, compared with NumPy on fresh random inputs; a time-boxed generator of random
+index expressions mixing every kind of index (its seed is printed by conftest)."""
+import time
+
+import numpy as np
+import pytest
+
+import tessera as jax
+import tessera.numpy as jnp
+
+
+def A(x):
+    return np.asarray(x)
+
+
+def random_key(rng, shape):
+    """A random index expression over `shape`: ints, slices (any step), None, an ellipsis,
+    integer arrays (broadcasting) and at most one boolean mask."""
+    key, d, used_ellipsis, used_mask = [], 0, False, False
+    while d < len(shape):
+        r = rng.integers(0, 7)
+        n = shape[d]
+        if r == 0 and n > 0:
+            key.append(int(rng.integers(-n, n)))
+            d += 1
+        elif r == 1:
+            lo, hi = sorted(rng.integers(-n - 1, n + 2, 2))
+            step = int(rng.choice([1, 1, 2, -1, -2, 3]))
+            key.append(slice(int(lo), int(hi), step) if step > 0 else slice(int(hi), int(lo), step))
+            d += 1
+        elif r == 2:
+            key.append(None)
+        elif r == 3 and not used_ellipsis:
+            used_ellipsis = True
+            key.append(Ellipsis)  # the rest of the key indexes the remaining dims: it is empty
+        elif r in (4, 5) and n > 0:
+            ishape = tuple(int(s) for s in rng.integers(1, 3, rng.integers(0, 3)))
+            key.append(rng.integers(-n, n, ishape))
+            d += 1
+        elif r == 6 and not used_mask and n > 0:
+            used_mask = True
+            key.append(rng.random(n) < 0.5)
+            d += 1
+        else:
+            key.append(slice(None))
+            d += 1
+    return tuple(key)
+
+
+def test_random_index_expressions_match_numpy(rng):
+    deadline = time.time() + 8.0
+    checked = 0
+    while time.time() < deadline and checked < 3000:
+        shape = tuple(int(s) for s in rng.integers(1, 5, rng.integers(1, 4)))
+        x = rng.normal(size=shape).astype(np.float32)
+        key = random_key(rng, shape)
+        try:
+            want = x[key]
+        except IndexError:
+            continue  # broadcasting mismatches and too many indices: NumPy's errors
+        got = jnp.asarray(x)[key]
+        assert got.shape == want.shape, (shape, key)
+        np.testing.assert_array_equal(A(got), want, err_msg=str((shape, key)))
+        checked += 1
+    assert checked > 200
+
+
+@pytest.mark.parametrize("key", [
+    (np.array([0, 2, -1]),),
+    (np.array([0, 2]), slice(None), np.array([1, 3])),          # separated: advanced axes first
+    (slice(None), np.array([0, 2]), np.array([1, 3])),          # adjacent: in place
+    (1, slice(None), np.array([0, 1])),                          # an int counts as advanced
+    (np.array([[0], [1]]), np.array([[0, 1, 2]])),               # broadcasting index arrays
+    (Ellipsis, np.array([3, 0])),
+    (None, np.array([1]), None, slice(None, None, -1)),
+])
+def test_advanced_axis_placement(rng, key):
+    x = rng.normal(size=(3, 4, 5)).astype(np.float32)
+    np.testing.assert_array_equal(A(jnp.asarray(x)[key]), x[key])
+
+
+def test_boolean_masks_on_concrete_arrays(rng):
+    x = rng.normal(size=(4, 5)).astype(np.float32)
+    np.testing.assert_array_equal(A(jnp.asarray(x)[x > 0]), x[x > 0])
+    m = x[:, 0] > 0
+    np.testing.assert_array_equal(A(jnp.asarray(x)[m, 1:]), x[m, 1:])
+    with pytest.raises(IndexError, match="boolean indices must be concrete"):
+        jax.jit(lambda a: a[a > 0])(jnp.asarray(x))
+    with pytest.raises(IndexError, match="did not match"):
+        jnp.asarray(x)[np.ones(3, bool)]
+
+
+def test_out_of_bounds_follow_jax(rng):
+    x = rng.normal(size=(5,)).astype(np.float32)
+    X = jnp.asarray(x)
+    idx = np.array([0, 7, -9, 4])
+    np.testing.assert_array_equal(A(X[jnp.asarray(idx)]), x[np.clip(np.where(idx < 0, idx + 5, idx), 0, 4)])
+    got = A(X.at[jnp.asarray(idx)].get(mode="fill", fill_value=-1.0))
+    np.testing.assert_array_equal(got, np.where((idx >= -5) & (idx < 5), x[np.clip(idx, -5, 4)], -1.0))
+    # take fills with NaN by default
+    t = A(jnp.take(X, jnp.asarray([1, 9])))
+    assert t[0] == x[1] and np.isnan(t[1])
+    # updates out of bounds are dropped
+    np.testing.assert_array_equal(A(X.at[jnp.asarray([7, 1])].set(0.0)), np.where(np.arange(5) == 1, 0, x))
+
+
+@pytest.mark.parametrize("op", ["set", "add", "subtract", "multiply", "divide", "power", "min", "max"])
+def test_at_updates_with_duplicates_match_numpy(rng, op):
+    x = rng.uniform(0.5, 2.0, size=(6, 3)).astype(np.float32)
+    idx = rng.integers(-6, 6, 10)
+    v = rng.uniform(0.5, 2.0, size=(10, 3)).astype(np.float32)
+    got = A(getattr(jnp.asarray(x).at[jnp.asarray(idx)], op)(jnp.asarray(v)))
+    want = x.astype(np.float64).copy()
+    for i, row in zip(np.where(idx < 0, idx + 6, idx), v.astype(np.float64)):
+        if op == "set":
+            want[i] = row
+        elif op == "add":
+            want[i] += row
+        elif op == "subtract":
+            want[i] -= row
+        elif op in ("multiply", "divide", "power"):
+            want[i] = want[i] * row if op == "multiply" else want[i]
+        elif op == "min":
+            want[i] = np.minimum(want[i], row)
+        else:
+            want[i] = np.maximum(want[i], row)
+    if op in ("divide", "power"):
+        prod = np.ones_like(want)
+        for i, row in zip(np.where(idx < 0, idx + 6, idx), v.astype(np.float64)):
+            prod[i] *= row
+        want = x / prod if op == "divide" else x.astype(np.float64) ** prod
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=2e-6, atol=1e-6)
+
+
+def test_at_slices_and_scalars(rng):
+    x = rng.normal(size=(4, 6)).astype(np.float32)
+    want = x.copy()
+    want[1:3, ::2] = 5.0
+    np.testing.assert_array_equal(A(jnp.asarray(x).at[1:3, ::2].set(5.0)), want)
+    want = x.copy()
+    want[..., -1] += np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(A(jnp.asarray(x).at[..., -1].add(jnp.arange(4.0))), want)
+    np.testing.assert_array_equal(A(jnp.asarray(x).at[2].get()), x[2])
+    np.testing.assert_array_equal(A(jnp.asarray(x).at[[0, 0]].apply(lambda v: v * 2)),
+                                  np.where(np.arange(4)[:, None] == 0, x * 2, x))
+
+
+def test_take_and_take_along_axis_match_numpy(rng):
+    x = rng.normal(size=(3, 5, 4)).astype(np.float32)
+    i = rng.integers(0, 5, (2, 3))
+    for axis in (None, 0, 1, -1):
+        n = x.size if axis is None else x.shape[axis]
+        j = rng.integers(0, n, (2, 3))
+        np.testing.assert_array_equal(A(jnp.take(jnp.asarray(x), jnp.asarray(j), axis=axis)),
+                                      np.take(x, j, axis=axis))
+    k = rng.integers(0, 5, (3, 2, 4))
+    np.testing.assert_array_equal(A(jnp.take_along_axis(jnp.asarray(x), jnp.asarray(k), axis=1)),
+                                  np.take_along_axis(x, k, axis=1))
+    k = np.argsort(x, axis=-1)
+    np.testing.assert_array_equal(A(jnp.take_along_axis(jnp.asarray(x), jnp.asarray(k), axis=-1)),
+                                  np.take_along_axis(x, k, axis=-1))
+    del i
+
+
+def test_gradients_vmap_and_jit_through_indexing(rng, x64):
+    x = rng.normal(size=(5, 3))
+    idx = np.array([0, 3, 3, 1])
+
+    def f(a):
+        return jnp.sum(jnp.sin(a[jnp.asarray(idx)]) * jnp.arange(1.0, 4.0))
+
+    g = A(jax.grad(f)(jnp.asarray(x)))
+    want = np.zeros_like(x)
+    for i in idx:
+        want[i] += np.cos(x[i]) * np.arange(1.0, 4.0)
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+
+    def h(a):
+        return jnp.sum(a.at[jnp.asarray(idx)].add(a[0] ** 2) ** 2)
+
+    eps = 1e-6
+    fd = np.zeros_like(x)
+    for p in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[p] = eps
+        fd[p] = (float(h(jnp.asarray(x + e))) - float(h(jnp.asarray(x - e)))) / (2 * eps)
+    np.testing.assert_allclose(A(jax.grad(h)(jnp.asarray(x))), fd, rtol=1e-6, atol=1e-8)
+    # per-example gathers and scatters
+    xs = rng.normal(size=(4, 6))
+    ks = rng.integers(0, 6, 4)
+    np.testing.assert_array_equal(A(jax.vmap(lambda a, k: a[k])(jnp.asarray(xs), jnp.asarray(ks))),
+                                  xs[np.arange(4), ks])
+    out = A(jax.vmap(lambda a, k: a.at[k].add(1.0))(jnp.asarray(xs), jnp.asarray(ks)))
+    want = xs.copy()
+    want[np.arange(4), ks] += 1.0
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(A(jax.jit(lambda a, k: a[k, ::-1])(jnp.asarray(xs), jnp.asarray(ks % 4))),
+                                  xs[ks % 4, ::-1])
