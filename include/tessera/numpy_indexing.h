@@ -84,6 +84,11 @@ Array take_along_axis(const Array& arr, const Array& indices, std::optional<int6
                       const IndexOptions& o = {});
 
 namespace detail {
+// Python's slice.indices(n): the first index, the step and the element count.
+struct SliceRange {
+  int64_t start, step, count;
+};
+SliceRange slice_range(const char* op, const Slice& s, int64_t n);
 // getitem's hand-off: whether an expression has integer-array or mask indices, and its gather.
 bool has_advanced_index(const std::vector<Index>& idx);
 Array advanced_getitem(const Array& x, const std::vector<Index>& idx);

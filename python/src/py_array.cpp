@@ -8,7 +8,6 @@
 
 #include "core/array_errors.h"
 #include "py_common.h"
-#include "tessera/numpy_indexing.h"
 
 namespace tessera::python {
 
@@ -391,6 +390,8 @@ Index index_item(py::handle h, size_t position) {
       std::string(py::repr(py::type::of(h))) + " at position " + std::to_string(position));
 }
 
+}  // namespace
+
 std::vector<Index> index_items(py::handle key) {
   std::vector<Index> idx;
   if (PyTuple_Check(key.ptr())) {
@@ -402,77 +403,7 @@ std::vector<Index> index_items(py::handle key) {
   return idx;
 }
 
-}  // namespace
-
-// mode: None, "clip", "fill", "drop", "promise_in_bounds", "one_hot" (or the enum's name).
-std::optional<GatherScatterMode> parse_mode(py::handle h) {
-  if (h.is_none()) return std::nullopt;
-  std::string s = py::hasattr(h, "name") && !py::isinstance<py::str>(h)
-                      ? std::string(py::str(h.attr("name")))
-                      : std::string(py::str(h));
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (s == "clip") return GatherScatterMode::kClip;
-  if (s == "fill" || s == "drop" || s == "fill_or_drop") return GatherScatterMode::kFillOrDrop;
-  if (s == "promise_in_bounds") return GatherScatterMode::kPromiseInBounds;
-  if (s == "one_hot") return GatherScatterMode::kOneHot;
-  throw ValueError("Unknown gather mode \"" + s +
-                   "\"; expected 'clip', 'fill', 'drop', 'promise_in_bounds' or 'one_hot'");
-}
-
-numpy::IndexOptions index_options(py::handle mode, py::handle fill_value, bool sorted,
-                                  bool unique) {
-  numpy::IndexOptions o;
-  o.mode = parse_mode(mode);
-  if (!fill_value.is_none())
-    o.fill_value =
-        py::cast<double>(py::reinterpret_borrow<py::object>(fill_value).attr("__float__")());
-  o.indices_are_sorted = sorted;
-  o.unique_indices = unique;
-  return o;
-}
-
 void bind_array(py::module_& m) {
-  m.def(
-      "_index_get",
-      [](const Array& x, py::handle key, py::handle mode, py::handle fill_value, bool sorted,
-         bool unique) {
-        std::vector<Index> idx = index_items(key);
-        numpy::IndexOptions o = index_options(mode, fill_value, sorted, unique);
-        py::gil_scoped_release nogil;
-        return numpy::index_get(x, idx, o);
-      },
-      py::arg("x"), py::arg("key"), py::arg("mode"), py::arg("fill_value"),
-      py::arg("indices_are_sorted"), py::arg("unique_indices"));
-  m.def(
-      "_index_update",
-      [](const Array& x, py::handle key, py::handle values, int op, py::handle mode, bool sorted,
-         bool unique) {
-        std::vector<Index> idx = index_items(key);
-        Array v = to_array(values);
-        numpy::IndexOptions o = index_options(mode, py::none(), sorted, unique);
-        py::gil_scoped_release nogil;
-        return numpy::index_update(x, idx, v, static_cast<numpy::IndexUpdate>(op), o);
-      },
-      py::arg("x"), py::arg("key"), py::arg("values"), py::arg("op"), py::arg("mode"),
-      py::arg("indices_are_sorted"), py::arg("unique_indices"));
-  m.def("_take", [](py::handle a, py::handle indices, py::handle axis, py::handle mode,
-                    py::handle fill_value) {
-    Array x = to_array(a), i = to_array(indices);
-    std::optional<int64_t> ax;
-    if (!axis.is_none()) ax = as_int(axis, "take", "axis");
-    numpy::IndexOptions o = index_options(mode, fill_value, false, false);
-    py::gil_scoped_release nogil;
-    return numpy::take(x, i, ax, o);
-  });
-  m.def("_take_along_axis", [](py::handle a, py::handle indices, py::handle axis, py::handle mode,
-                               py::handle fill_value) {
-    Array x = to_array(a), i = to_array(indices);
-    std::optional<int64_t> ax;
-    if (!axis.is_none()) ax = as_int(axis, "take_along_axis", "axis");
-    numpy::IndexOptions o = index_options(mode, fill_value, false, false);
-    py::gil_scoped_release nogil;
-    return numpy::take_along_axis(x, i, ax, o);
-  });
   py::class_<Array> cls(m, "Array", py::buffer_protocol(), py::dynamic_attr());
   cls.def_property_readonly("shape", [](const Array& a) { return shape_tuple(a.shape()); })
       .def_property_readonly("ndim", &Array::ndim)

@@ -140,6 +140,9 @@ void def_fn(py::module_& m, const char* name, R (*f)(A...)) {
 
 void bind_errors(py::module_& m);
 void bind_array(py::module_& m);
+void bind_indexing(py::module_& m);  // .at, take, lax.gather/scatter (py_indexing.cpp)
+// A Python index key (an item or a tuple of them) as Index values (py_array.cpp).
+std::vector<Index> index_items(py::handle key);
 void bind_dlpack(py::module_& m, py::class_<Array>& cls);
 void bind_numpy(py::module_& m);              // the numpy submodule (py_numpy*.cpp)
 void bind_lax(py::module_& m);                // the lax submodule (py_lax.cpp)

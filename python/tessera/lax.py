@@ -246,3 +246,6 @@ def concatenate(operands, dimension):
 def pad(operand, padding_value, padding_config):
     return _C.pad(operand, padding_value, [tuple(c) for c in padding_config])
 from tessera._src.lax_cumulative import associative_scan, cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: E402,F401,E501
+from tessera._src.lax_gather import (  # noqa: E402,F401
+    GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather, scatter,
+    scatter_add, scatter_max, scatter_min, scatter_mul, scatter_sub)

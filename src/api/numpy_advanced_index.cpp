@@ -39,9 +39,8 @@ struct Indexer {
   Shape gather_shape, out_shape;
 };
 
-Array full_as(const Array& like, double v) {
-  return lax::broadcast_in_dim(numpy::scalar(v, like.dtype()), like.shape(), {});
-}
+// A rank-0 constant of like's dtype (lax's binary ops broadcast rank-0 operands).
+Array full_as(const Array& like, double v) { return numpy::scalar(v, like.dtype()); }
 
 bool is_advanced_array(const Array& a) { return a.ndim() > 0 || is_bool(a.dtype()); }
 
@@ -71,31 +70,6 @@ std::vector<Array> mask_indices(const char* op, const Array& m) {
     r.push_back(numpy::array(o, {n}));
   }
   return r;
-}
-
-// Python's slice.indices(n): start, step, count.
-void slice_range(const char* op, const Slice& s, int64_t n, int64_t* start, int64_t* step,
-                 int64_t* count) {
-  const int64_t st = s.step.value_or(1);
-  if (st == 0) throw ValueError(op_message(op, "slice step cannot be zero"));
-  auto norm = [&](std::optional<int64_t> v, int64_t dflt, int64_t lo, int64_t hi) {
-    if (!v) return dflt;
-    return std::clamp(*v < 0 ? *v + n : *v, lo, hi);
-  };
-  int64_t b, e;
-  if (st > 0) {
-    b = norm(s.start, 0, 0, n);
-    e = norm(s.stop, n, 0, n);
-  } else {
-    b = norm(s.start, n - 1, -1, n - 1);
-    e = norm(s.stop, -1, -1, n - 1);
-  }
-  int64_t c = 0;
-  if (st > 0 && e > b) c = (e - b + st - 1) / st;
-  if (st < 0 && b > e) c = (b - e + (-st) - 1) / (-st);
-  *start = b;
-  *step = st;
-  *count = c;
 }
 
 // An index array wrapped (negative counts from the end) and converted to `to`, keeping
@@ -241,8 +215,7 @@ Indexer make_indexer(const char* op, const Array& x, const std::vector<Index>& i
       ix.dn.collapsed_slice_dims.push_back(d);
       comps.push_back({d, numpy::scalar(static_cast<double>(std::clamp<int64_t>(at, -1, n)), it)});
     } else if (e.kind == Entry::kSlice) {
-      int64_t start, step, count;
-      slice_range(op, e.s, n, &start, &step, &count);
+      const auto [start, step, count] = slice_range(op, e.s, n);
       if (step == 1) {
         ix.slice_sizes[d] = count;
         items.push_back({Item::kWindow, d});
@@ -304,12 +277,16 @@ Indexer make_indexer(const char* op, const Array& x, const std::vector<Index>& i
     ix.dn.start_index_map.push_back(c.dim);
     Array v = c.value;
     if (c.block) {
-      v = numpy::broadcast_to(v, B);
+      if (v.shape() != B) v = numpy::broadcast_to(v, B);
       std::vector<int64_t> dims;
-      for (size_t j = 0; j < B.size(); ++j) dims.push_back(point_of_item[block_item + j]);
-      v = lax::broadcast_in_dim(v, P, dims);
+      bool identity = B.size() == P.size();
+      for (size_t j = 0; j < B.size(); ++j) {
+        dims.push_back(point_of_item[block_item + j]);
+        identity = identity && dims.back() == static_cast<int64_t>(j);
+      }
+      if (!identity) v = lax::broadcast_in_dim(v, P, dims);
     } else if (c.axis >= 0) {
-      v = lax::broadcast_in_dim(v, P, {point_of_item[c.axis]});
+      if (P.size() != 1) v = lax::broadcast_in_dim(v, P, {point_of_item[c.axis]});
     } else {
       v = lax::broadcast_in_dim(v, P, {});
     }
@@ -347,6 +324,27 @@ Array gather_with(const Array& x, const Indexer& ix, const IndexOptions& o) {
 }  // namespace
 
 namespace detail {
+
+SliceRange slice_range(const char* op, const Slice& s, int64_t n) {
+  const int64_t st = s.step.value_or(1);
+  if (st == 0) throw ValueError(op_message(op, "slice step cannot be zero"));
+  auto norm = [&](std::optional<int64_t> v, int64_t dflt, int64_t lo, int64_t hi) {
+    if (!v) return dflt;
+    return std::clamp(*v < 0 ? *v + n : *v, lo, hi);
+  };
+  int64_t b, e;
+  if (st > 0) {
+    b = norm(s.start, 0, 0, n);
+    e = norm(s.stop, n, 0, n);
+  } else {
+    b = norm(s.start, n - 1, -1, n - 1);
+    e = norm(s.stop, -1, -1, n - 1);
+  }
+  int64_t c = 0;
+  if (st > 0 && e > b) c = (e - b + st - 1) / st;
+  if (st < 0 && b > e) c = (b - e + (-st) - 1) / (-st);
+  return {b, st, c};
+}
 
 bool has_advanced_index(const std::vector<Index>& idx) {
   for (const Index& i : idx)
@@ -397,7 +395,7 @@ Array index_update(const Array& x, const std::vector<Index>& idx, const Array& v
     case IndexUpdate::kDivide:
     case IndexUpdate::kPower: {
       // JAX's: x / (the product of the values at each index), x ** (...).
-      Array ones = full_as(x, 1.0);
+      Array ones = lax::broadcast_in_dim(numpy::scalar(1.0, x.dtype()), x.shape(), {});
       Array prod = lax::scatter_mul(ones, ix.indices, v, dn, s);
       return op == IndexUpdate::kDivide ? numpy::divide(x, prod) : numpy::power(x, prod);
     }

@@ -22,32 +22,6 @@ namespace {
 
 constexpr const char* kOp = "getitem";
 
-// Python's slice.indices(n) and the element count.
-struct Range {
-  int64_t start, step, count;
-};
-Range slice_range(const Slice& s, int64_t n) {
-  const int64_t step = s.step.value_or(1);
-  if (step == 0) throw ValueError(op_message(kOp, "slice step cannot be zero"));
-  auto norm = [&](std::optional<int64_t> v, int64_t dflt, int64_t lo, int64_t hi) {
-    if (!v) return dflt;
-    int64_t i = *v < 0 ? *v + n : *v;
-    return std::clamp(i, lo, hi);
-  };
-  int64_t start, stop;
-  if (step > 0) {
-    start = norm(s.start, 0, 0, n);
-    stop = norm(s.stop, n, 0, n);
-  } else {
-    start = norm(s.start, n - 1, -1, n - 1);
-    stop = norm(s.stop, -1, -1, n - 1);
-  }
-  int64_t count = 0;
-  if (step > 0 && stop > start) count = (stop - start + step - 1) / step;
-  if (step < 0 && start > stop) count = (start - stop + (-step) - 1) / (-step);
-  return {start, step, count};
-}
-
 }  // namespace
 
 Array getitem(const Array& x, const std::vector<Index>& idx) {
@@ -104,7 +78,7 @@ Array getitem(const Array& x, const std::vector<Index>& idx) {
       ++d;
     } else if (const Slice* s = std::get_if<Slice>(&v)) {
       const int64_t n = x.shape()[d];
-      Range r = slice_range(*s, n);
+      const detail::SliceRange r = detail::slice_range(kOp, *s, n);
       if (r.count == 0) {
         starts[d] = limits[d] = 0;
       } else if (r.step > 0) {

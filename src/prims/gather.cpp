@@ -12,6 +12,7 @@
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
+#include "prims/gather_dims.h"
 #include "prims/gather_kernels.h"
 #include "prims/gather_scatter.h"
 #include "prims/kernel_util.h"
@@ -27,33 +28,12 @@ using ad::JvpOut;
 using ad::one;
 using batching::BatchOut;
 using batching::kNotMapped;
+using gather_dims::contains;
+using gather_dims::plus1;
 
 constexpr const char* kOp = "gather";
 
 std::string dims_str(const std::vector<int64_t>& v) { return shape_str(v); }
-
-bool contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-// Sorted, unique and each in [0, bound): JAX's checks of a dimension list.
-void check_dim_list(const std::vector<int64_t>& v, int64_t bound, const char* what, const char* of,
-                    bool sorted = true) {
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] < 0 || v[i] >= bound)
-      throw TypeError(op_message(kOp, std::string("All components of ") + what +
-                                          " must lie in the range [0, " + std::to_string(bound) +
-                                          ") (the rank of the " + of + "), got " + dims_str(v) +
-                                          "."));
-    for (size_t j = 0; j < i; ++j)
-      if (v[j] == v[i])
-        throw TypeError(op_message(
-            kOp, std::string(what) + " in gather op must not repeat; got: " + dims_str(v) + "."));
-    if (sorted && i > 0 && v[i] < v[i - 1])
-      throw TypeError(op_message(
-          kOp, std::string(what) + " in gather op must be sorted; got: " + dims_str(v) + "."));
-  }
-}
 
 std::vector<Aval> gather_abstract(std::span<const Aval> in, const Params& p) {
   kernels::check_num_operands(kOp, in, 2);
@@ -70,12 +50,16 @@ std::vector<Aval> gather_abstract(std::span<const Aval> in, const Params& p) {
                  idx.str() + "; add a trailing dimension with indices[..., None]."));
   const int64_t xr = x.ndim(), ir = idx.ndim();
   const int64_t out_rank = static_cast<int64_t>(dn.offset_dims.size()) + ir - 1;
-  check_dim_list(dn.offset_dims, out_rank, "offset_dims", "output");
-  check_dim_list(dn.collapsed_slice_dims, xr, "collapsed_slice_dims", "operand");
-  check_dim_list(dn.operand_batching_dims, xr, "operand_batching_dims", "operand");
-  check_dim_list(dn.start_indices_batching_dims, ir - 1, "start_indices_batching_dims",
-                 "indices without the index vector dim", false);
-  check_dim_list(dn.start_index_map, xr, "start_index_map", "operand", false);
+  gather_dims::check_dim_list(kOp, "gather", dn.offset_dims, out_rank, "offset_dims", "output");
+  gather_dims::check_dim_list(kOp, "gather", dn.collapsed_slice_dims, xr, "collapsed_slice_dims",
+                              "operand");
+  gather_dims::check_dim_list(kOp, "gather", dn.operand_batching_dims, xr, "operand_batching_dims",
+                              "operand");
+  gather_dims::check_dim_list(kOp, "gather", dn.start_indices_batching_dims, ir - 1,
+                              "start_indices_batching_dims", "indices without the index vector dim",
+                              false);
+  gather_dims::check_dim_list(kOp, "gather", dn.start_index_map, xr, "start_index_map", "operand",
+                              false);
   for (int64_t d : dn.collapsed_slice_dims)
     if (contains(dn.operand_batching_dims, d))
       throw TypeError(op_message(kOp,
@@ -254,12 +238,6 @@ std::vector<Array> gather_transpose(std::span<const Array> cts, std::span<const 
   Array zeros = ad::zeros_like_aval(Aval{xa.shape, cts[0].dtype(), false});
   res[0] = bind_scatter(scatter_add_p, zeros, args[1], cts[0], scatter_of_gather(a));
   return res;
-}
-
-std::vector<int64_t> plus1(const std::vector<int64_t>& v) {
-  std::vector<int64_t> r;
-  for (int64_t d : v) r.push_back(d + 1);
-  return r;
 }
 
 BatchOut gather_batch(const BatchAxis&, std::span<const Array> args, std::span<const int64_t> bdims,

@@ -18,6 +18,7 @@
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
+#include "prims/gather_dims.h"
 #include "prims/gather_kernels.h"
 #include "prims/gather_scatter.h"
 #include "prims/kernel_util.h"
@@ -38,31 +39,11 @@ using ad::JvpOut;
 using ad::one;
 using batching::BatchOut;
 using batching::kNotMapped;
+using gather_dims::contains;
+using gather_dims::plus1;
 using gather_kernels::Combine;
 
 std::string dims_str(const std::vector<int64_t>& v) { return shape_str(v); }
-
-bool contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-void check_dim_list(const char* op, const std::vector<int64_t>& v, int64_t bound, const char* what,
-                    const char* of, bool sorted = true) {
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] < 0 || v[i] >= bound)
-      throw TypeError(op_message(op, std::string("All components of ") + what +
-                                         " must lie in the range [0, " + std::to_string(bound) +
-                                         ") (the rank of the " + of + "), got " + dims_str(v) +
-                                         "."));
-    for (size_t j = 0; j < i; ++j)
-      if (v[j] == v[i])
-        throw TypeError(op_message(
-            op, std::string(what) + " in scatter op must not repeat; got: " + dims_str(v) + "."));
-    if (sorted && i > 0 && v[i] < v[i - 1])
-      throw TypeError(op_message(
-          op, std::string(what) + " in scatter op must be sorted; got: " + dims_str(v) + "."));
-  }
-}
 
 // The operand dims the update window spans, in order (neither inserted nor batching).
 std::vector<int64_t> window_operand_dims(const ScatterDimensionNumbers& dn, int64_t rank) {
@@ -92,13 +73,17 @@ std::vector<Aval> scatter_abstract_for(const char* op, std::span<const Aval> in,
                                        x.str() + " and updates " + u.str() +
                                        "; convert the updates to the operand's dtype."));
   const int64_t xr = x.ndim(), ir = idx.ndim(), ur = u.ndim();
-  check_dim_list(op, dn.update_window_dims, ur, "update_window_dims", "updates");
-  check_dim_list(op, dn.inserted_window_dims, xr, "inserted_window_dims", "operand");
-  check_dim_list(op, dn.operand_batching_dims, xr, "operand_batching_dims", "operand");
-  check_dim_list(op, dn.scatter_indices_batching_dims, ir - 1, "scatter_indices_batching_dims",
-                 "indices without the index vector dim", false);
-  check_dim_list(op, dn.scatter_dims_to_operand_dims, xr, "scatter_dims_to_operand_dims", "operand",
-                 false);
+  gather_dims::check_dim_list(op, "scatter", dn.update_window_dims, ur, "update_window_dims",
+                              "updates");
+  gather_dims::check_dim_list(op, "scatter", dn.inserted_window_dims, xr, "inserted_window_dims",
+                              "operand");
+  gather_dims::check_dim_list(op, "scatter", dn.operand_batching_dims, xr, "operand_batching_dims",
+                              "operand");
+  gather_dims::check_dim_list(op, "scatter", dn.scatter_indices_batching_dims, ir - 1,
+                              "scatter_indices_batching_dims",
+                              "indices without the index vector dim", false);
+  gather_dims::check_dim_list(op, "scatter", dn.scatter_dims_to_operand_dims, xr,
+                              "scatter_dims_to_operand_dims", "operand", false);
   for (int64_t d : dn.inserted_window_dims)
     if (contains(dn.operand_batching_dims, d))
       throw TypeError(op_message(op,
@@ -368,12 +353,6 @@ std::vector<Array> scatter_transpose(std::span<const Array> cts, std::span<const
 }
 
 // ---------------------------------------------------------------- batching
-
-std::vector<int64_t> plus1(const std::vector<int64_t>& v) {
-  std::vector<int64_t> r;
-  for (int64_t d : v) r.push_back(d + 1);
-  return r;
-}
 
 template <const Primitive* P>
 BatchOut scatter_batch(const BatchAxis&, std::span<const Array> args,

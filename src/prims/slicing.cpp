@@ -3,16 +3,9 @@
 // (jax/_src/lax/slicing.py). Dynamic starts are rank-0 integers of any integer dtype, clamped
 // into [0, dim - size] as XLA does.
 //
-// Batching with batched start indices. JAX turns these into gather/scatter, which Tessera does
-// not have yet; instead each batched dim is a *barrel shifter* built from static slices and
-// selects. The clamped start s (one per example) is taken apart bit by bit, high to low: a
-// round with step 2^r keeps, per example, either the leading or the trailing L - 2^r entries
-// along the dim (select_n on "s still has 2^r left"). After the R = bit_length(dim - size)
-// rounds every example has moved by exactly its own s. Each round touches the data once, so
-// the cost is O(data · log(dim)) with no loop over the batch and no one-hot matrices
-// (which would cost O(data · dim)). dynamic_update_slice shifts the zero-padded update right
-// the same way (pad with a negative high edge) and selects it into the operand with a mask
-// built from iota comparisons.
+// Batching with batched start indices becomes one gather (dynamic_slice) or one scatter
+// (dynamic_update_slice) in CLIP mode, which clamps each example's window start exactly as
+// dynamic_slice clamps its starts; the batch is a batching pair when the operand is batched.
 #include <algorithm>
 #include <bit>
 #include <string>
@@ -21,6 +14,7 @@
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
+#include "prims/gather_scatter.h"
 #include "prims/prims.h"
 #include "prims/slicing_kernels.h"
 #include "tessera/lax.h"
@@ -293,52 +287,46 @@ Array clamped_index(const Array& s, int64_t n, int64_t k) {
   return i;
 }
 
-// `which` (rank 0, or (B,) for the batch axis 0) broadcast as a select_n predicate over shape.
-Array predicate_for(const Array& which, const Shape& shape) {
-  if (which.ndim() == 0) return which;
-  return lax::broadcast_in_dim(which, shape, {0});
-}
-
-// Along `axis` of y (length L), keeps per example the entries [s, s + L - (2^R - 1)) where
-// s in [0, 2^R) is the example's clamped start: R rounds of static slices and selects.
-Array barrel_slice(Array y, int64_t axis, Array s, int R) {
-  const DType i32 = DType::kInt32;
-  for (int r = R - 1; r >= 0; --r) {
-    const int64_t step = int64_t{1} << r;
-    const Array stepc = ad::scalar_const(static_cast<double>(step), i32);
-    const Array take = lax::ge(s, stepc);
-    s = lax::select_n(take, {s, lax::sub(s, stepc)});
-    const int64_t L = y.shape()[axis];
-    std::vector<int64_t> lo(y.ndim(), 0), hi(y.shape().begin(), y.shape().end());
-    hi[axis] = L - step;
-    Array keep = lax::slice(y, lo, hi);
-    lo[axis] = step;
-    hi[axis] = L;
-    Array shifted = lax::slice(y, lo, hi);
-    y = lax::select_n(predicate_for(take, keep.shape()), {keep, shifted});
+// The starts of a batched dynamic slice/update as gather/scatter indices (B, nd): each start
+// clamped into [0, dim - size] (so int32 holds it), broadcast over the batch when unbatched.
+Array batched_starts(std::span<const Array> starts, std::span<const int64_t> bdims, const Array& x,
+                     int64_t bx, const std::vector<int64_t>& sizes, int64_t B) {
+  std::vector<Array> cols;
+  for (size_t d = 0; d < starts.size(); ++d) {
+    const int64_t n = x.shape()[bx == kNotMapped ? d : (static_cast<int64_t>(d) >= bx ? d + 1 : d)];
+    Array s = bdims[d] == kNotMapped ? starts[d] : batching::move_axis(starts[d], bdims[d], 0);
+    s = clamped_index(s, n, sizes[d]);
+    if (s.ndim() == 0) s = lax::broadcast_in_dim(s, {B}, {});
+    cols.push_back(lax::reshape(s, {B, 1}));
   }
-  return y;
+  if (cols.empty()) return lax::broadcast_in_dim(ad::scalar_const(0.0, DType::kInt32), {B, 0}, {});
+  return cols.size() == 1 ? cols[0] : lax::concatenate(cols, 1);
 }
 
-// Along `axis` of y, moves every entry right by the example's start s in [0, 2^R), filling
-// with zeros and dropping what passes the end (a pad whose high edge is negative crops).
-Array barrel_shift_right(Array y, int64_t axis, Array s, int R) {
-  const DType i32 = DType::kInt32;
-  const Array zero = ad::scalar_const(0.0, y.dtype());
-  for (int r = R - 1; r >= 0; --r) {
-    const int64_t step = int64_t{1} << r;
-    const Array stepc = ad::scalar_const(static_cast<double>(step), i32);
-    const Array take = lax::ge(s, stepc);
-    s = lax::select_n(take, {s, lax::sub(s, stepc)});
-    std::vector<lax::PadConfig> cfg(y.ndim());
-    cfg[axis] = {step, -step, 0};
-    Array shifted = lax::pad(y, zero, cfg);
-    y = lax::select_n(predicate_for(take, y.shape()), {y, shifted});
+// The operand of the gather: its batch axis first (or unbatched).
+Array batched_x_for_gather(const Array& x, int64_t bx) {
+  return bx == kNotMapped ? x : batching::move_axis(x, bx, 0);
+}
+
+// Gather params reading a (sizes) window at each example's starts; with a batched operand its
+// dim 0 pairs with the indices' dim 0.
+GatherArgs start_gather_args(int64_t nd, const std::vector<int64_t>& sizes, bool batched_operand,
+                             int64_t B) {
+  GatherArgs g;
+  const int64_t off = batched_operand ? 1 : 0;
+  for (int64_t d = 0; d < nd; ++d) {
+    g.dnums.offset_dims.push_back(d + 1);
+    g.dnums.start_index_map.push_back(d + off);
   }
-  return y;
+  if (batched_operand) {
+    g.dnums.operand_batching_dims = {0};
+    g.dnums.start_indices_batching_dims = {0};
+    g.slice_sizes.push_back(B == 0 ? 0 : 1);
+  }
+  g.slice_sizes.insert(g.slice_sizes.end(), sizes.begin(), sizes.end());
+  g.mode = GatherScatterMode::kClip;
+  return g;
 }
-
-int bits_for(int64_t v) { return static_cast<int>(std::bit_width(static_cast<uint64_t>(v))); }
 
 BatchOut dynamic_slice_batch(const BatchAxis&, std::span<const Array> args,
                              std::span<const int64_t> bdims, const Params& p) {
@@ -358,43 +346,12 @@ BatchOut dynamic_slice_batch(const BatchAxis&, std::span<const Array> args,
     s2.insert(s2.begin() + bx, B);
     return {one(bind_ds(x, starts, s2)), {bx}};
   }
-  // First the dims whose starts are shared (a dynamic_slice; batched-start dims kept whole),
-  // then the batch axis to the front, then one barrel shifter per batched-start dim.
-  const Shape logical = [&] {
-    Shape s = x.shape();
-    if (bx != kNotMapped) s.erase(s.begin() + bx);
-    return s;
-  }();
-  std::vector<Array> starts;
-  std::vector<int64_t> s1;
-  for (int64_t d = 0; d < nd; ++d) {
-    const bool b = bdims[1 + d] != kNotMapped;
-    starts.push_back(b ? zero_i : args[1 + d]);
-    s1.push_back(b ? logical[d] : sizes[d]);
-  }
-  if (bx != kNotMapped) {
-    starts.insert(starts.begin() + bx, zero_i);
-    s1.insert(s1.begin() + bx, B);
-  }
-  Array y = bind_ds(x, starts, s1);
-  y = bx == kNotMapped ? batching::broadcast_batched(y, B, 0) : batching::move_axis(y, bx, 0);
-  for (int64_t d = 0; d < nd; ++d) {
-    if (bdims[1 + d] == kNotMapped) continue;
-    const int64_t n = logical[d], k = sizes[d];
-    const int R = bits_for(n - k);
-    if (R == 0) continue;  // k == n: the start clamps to 0
-    Array s = batching::move_axis(args[1 + d], bdims[1 + d], 0);
-    s = clamped_index(s, n, k);
-    const int64_t axis = d + 1;
-    const int64_t extra = k + ((int64_t{1} << R) - 1) - n;  // >= 0: the rounds drop 2^R - 1
-    if (extra > 0) {
-      std::vector<lax::PadConfig> cfg(y.ndim());
-      cfg[axis] = {0, extra, 0};
-      y = lax::pad(y, ad::scalar_const(0.0, y.dtype()), cfg);
-    }
-    y = barrel_slice(y, axis, s, R);
-  }
-  return {one(y), {0}};
+  // One gather: indices (B, nd) of clamped starts; the operand's batch, if any, is a
+  // batching pair with the indices' batch.
+  return {one(bind_gather(batched_x_for_gather(x, bx),
+                          batched_starts(args.subspan(1), bdims.subspan(1), x, bx, sizes, B),
+                          start_gather_args(nd, sizes, bx != kNotMapped, B))),
+          {0}};
 }
 
 // ---------------------------------------------------------------- dynamic_update_slice
@@ -498,41 +455,23 @@ BatchOut dynamic_update_slice_batch(const BatchAxis&, std::span<const Array> arg
     starts.insert(starts.begin() + pos, ad::scalar_const(0.0, DType::kInt32));
     return {one(bind_dus(x, u, starts)), {pos}};
   }
-  // The update, zero-padded to the operand's shape, is shifted into place per example by a
-  // barrel shifter per dim; a mask of the window then selects it into the operand.
+  // One scatter: each example's update window written at its clamped starts, the batch a
+  // batching pair.
   Array x = batching::batch_at(args[0], bx, B, 0);
   Array u = batching::batch_at(args[1], bu, B, 0);
-  const Shape& xs = x.shape();
   const Shape& us = u.shape();
-  std::vector<lax::PadConfig> grow(xs.size());
-  for (size_t a = 1; a < xs.size(); ++a) grow[a] = {0, xs[a] - us[a], 0};
-  Array shifted = u.shape() == xs ? u : lax::pad(u, ad::scalar_const(0.0, u.dtype()), grow);
-  Array mask;
-  const DType i32 = DType::kInt32;
-  for (int64_t d = 0; d < nd; ++d) {
-    const int64_t axis = d + 1, n = xs[axis], k = us[axis];
-    if (k == n) continue;  // the start clamps to 0 and the window is the whole dim
-    const int64_t bi = bdims[2 + d];
-    Array s = bi == kNotMapped ? args[2 + d] : batching::move_axis(args[2 + d], bi, 0);
-    s = clamped_index(s, n, k);
-    shifted = barrel_shift_right(shifted, axis, s, bits_for(n - k));
-    // This dim's window: s <= i < s + k, as (B, n) or (n,), then over the operand's shape.
-    Array io = lax::iota(i32, n);
-    Array ss = s;
-    std::vector<int64_t> bd{axis};
-    if (s.ndim() == 1) {
-      io = lax::broadcast_in_dim(io, {B, n}, {1});
-      ss = lax::broadcast_in_dim(s, {B, n}, {0});
-      bd = {0, axis};
-    }
-    Array in_win = lax::ge(io, ss);
-    in_win = lax::select_n(
-        in_win, {in_win, lax::lt(io, lax::add(ss, ad::scalar_const(static_cast<double>(k), i32)))});
-    in_win = lax::broadcast_in_dim(in_win, xs, bd);
-    mask = mask.defined() ? lax::select_n(mask, {mask, in_win}) : in_win;
+  std::vector<int64_t> usizes(us.begin() + 1, us.end());
+  Array idx = batched_starts(args.subspan(2), bdims.subspan(2), x, 0, usizes, B);
+  ScatterArgs sa;
+  for (int64_t d = 1; d <= nd; ++d) {
+    sa.dnums.update_window_dims.push_back(d);
+    sa.dnums.scatter_dims_to_operand_dims.push_back(d);
   }
-  if (!mask.defined()) return {one(shifted), {0}};  // the update covers the operand
-  return {one(lax::select_n(mask, {x, shifted})), {0}};
+  sa.dnums.operand_batching_dims = {0};
+  sa.dnums.scatter_indices_batching_dims = {0};
+  sa.mode = GatherScatterMode::kClip;
+  sa.indices_are_sorted = sa.unique_indices = true;
+  return {one(bind_scatter(scatter_p, x, idx, u, sa)), {0}};
 }
 
 // Index map (compiler/index_map.h): operand coordinate d = start[d] + stride[d] * i[d].

@@ -8,6 +8,7 @@ import pytest
 
 import tessera as jax
 import tessera.numpy as jnp
+from tessera import lax
 
 
 def A(x):
@@ -197,3 +198,31 @@ def test_gradients_vmap_and_jit_through_indexing(rng, x64):
     np.testing.assert_array_equal(out, want)
     np.testing.assert_array_equal(A(jax.jit(lambda a, k: a[k, ::-1])(jnp.asarray(xs), jnp.asarray(ks % 4))),
                                   xs[ks % 4, ::-1])
+
+
+def test_lax_gather_and_scatters_match_numpy(rng):
+    x = rng.normal(size=(5, 4)).astype(np.float32)
+    ids = rng.integers(-1, 6, 7)
+    dn = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                    start_index_map=(0,))
+    got = A(lax.gather(jnp.asarray(x), jnp.asarray(ids[:, None]), dn, (1, 4)))
+    np.testing.assert_array_equal(got, x[np.clip(ids, 0, 4)])  # promise_in_bounds clamps
+    got = A(lax.gather(jnp.asarray(x), jnp.asarray(ids[:, None]), dn, (1, 4), mode="fill",
+                       fill_value=-3.0))
+    ok = (ids >= 0) & (ids < 5)
+    np.testing.assert_array_equal(got, np.where(ok[:, None], x[np.clip(ids, 0, 4)], -3.0))
+    sdn = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                      scatter_dims_to_operand_dims=(0,))
+    u = rng.normal(size=(7, 4)).astype(np.float32)
+    for f, combine in [(lax.scatter_add, np.add), (lax.scatter_sub, np.subtract),
+                       (lax.scatter_mul, np.multiply), (lax.scatter_min, np.minimum),
+                       (lax.scatter_max, np.maximum)]:
+        want = x.copy()
+        for i, row in zip(ids, u):
+            if 0 <= i < 5:  # fill_or_drop drops the rest
+                want[i] = combine(want[i], row)
+        got = A(f(jnp.asarray(x), jnp.asarray(ids[:, None]), jnp.asarray(u), sdn))
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    with pytest.raises(TypeError, match="GatherDimensionNumbers"):
+        lax.gather(jnp.asarray(x), jnp.asarray(ids[:, None]), (1,), (1, 4))
+    assert lax.GatherScatterMode.from_any("drop") is lax.GatherScatterMode.FILL_OR_DROP
