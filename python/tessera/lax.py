@@ -246,3 +246,4 @@ def concatenate(operands, dimension):
 def pad(operand, padding_value, padding_config):
     return _C.pad(operand, padding_value, [tuple(c) for c in padding_config])
 from tessera._src.lax_cumulative import associative_scan, cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: E402,F401,E501
+from tessera._src.lax_sort import sort, sort_key_val  # noqa: E402,F401
