@@ -1,11 +1,11 @@
 // lax.sort and lax.sort_key_val: JAX's argument checks and axis normalization, then one bind of
-// the sort primitive (rules in src/prims/sort.cpp).
+// the sort primitive (rules in src/prims/sort.cpp; found by name in the registry, so that this
+// layer includes nothing of the families above it).
 #include "tessera/lax_sort.h"
 
 #include <string>
 #include <vector>
 
-#include "prims/sort.h"
 #include "tessera/errors.h"
 #include "tessera/primitive.h"
 
@@ -27,9 +27,9 @@ std::vector<Array> bind_sort(const std::vector<Array>& ops, int64_t dimension, b
   for (const Array& a : ops)
     if (!a.defined()) throw ValueError(op_message("sort", "an operand is an empty Array handle"));
   const int64_t dim = canonical_dimension(dimension, ops[0].ndim());
+  static const Primitive* const sort_p = find_primitive("sort");
   return tessera::bind(
-      prims::sort, ops,
-      Params{{"dimension", dim}, {"is_stable", is_stable}, {"num_keys", num_keys}});
+      *sort_p, ops, Params{{"dimension", dim}, {"is_stable", is_stable}, {"num_keys", num_keys}});
 }
 
 }  // namespace

@@ -23,5 +23,6 @@ std::vector<Row> rows_slicing();     // sweep_rows_slicing.cpp: squeeze_rev, sli
 std::vector<Row> rows_reductions();  // sweep_rows_reductions.cpp: the new reductions, argmax,
                                      // argmin, generic reduce
 std::vector<Row> rows_cumulative();  // sweep_rows_cumulative.cpp: cumsum, cumprod, cummax, ...
+std::vector<Row> rows_sort();        // sweep_rows_sort.cpp: sort
 
 }  // namespace tessera::sweep
