@@ -84,7 +84,7 @@ std::vector<Array> sort_impl(const ExecContext& ctx, std::span<const Array> args
   std::vector<sort_kernels::Operand> ops;
   for (size_t i = 0; i < args.size(); ++i)
     ops.push_back({args[i].raw_data(), res[i].buffer()->data(), args[i].dtype()});
-  sort_kernels::sort(ops, outer, s[dim], inner, p.get_int("num_keys"));
+  sort_kernels::sort(ops, outer, s[dim], inner, p.get_int("num_keys"), ctx.device);
   return res;
 }
 

@@ -11,6 +11,7 @@
 
 #include "prims/kernel_util.h"
 #include "runtime/thread_pool.h"
+#include "tessera/array.h"
 
 namespace tessera::sort_kernels {
 
@@ -106,8 +107,8 @@ inline int64_t block_begin(int64_t b, int64_t nb, int64_t n) {
 }
 
 // LSD radix sort of (k0, i0) (n entries) using (k1, i1) as the other buffer; returns the buffers
-// that hold the result.
-template <class K, class Idx>
+// that hold the result. Without kPayload only the keys move (i0, i1 unused).
+template <class K, class Idx, bool kPayload = true>
 std::pair<K*, Idx*> radix_sort(K* k0, Idx* i0, K* k1, Idx* i1, int64_t n) {
   const int64_t nb =
       n >= kParallelRadixMin ? std::clamp<int64_t>(n / kRadixBlock, 1, kMaxBlocks) : 1;
@@ -149,7 +150,7 @@ std::pair<K*, Idx*> radix_sort(K* k0, Idx* i0, K* k1, Idx* i1, int64_t n) {
         for (int64_t j = block_begin(b, nb, n); j < e; ++j) {
           const int64_t pos = h[(k0[j] >> shift) & 0xFF]++;
           k1[pos] = k0[j];
-          i1[pos] = i0[j];
+          if constexpr (kPayload) i1[pos] = i0[j];
         }
       }
     };
@@ -172,11 +173,43 @@ void maybe_parallel(int64_t n, F&& f) {
     f(int64_t{0}, n);
 }
 
+// Uninitialized scratch memory that grows: large buffers come from the device's caching
+// allocator (reused across calls, huge pages: no fresh page faults in steady state), small ones
+// from a vector.
+class ScratchBuf {
+ public:
+  template <class T>
+  T* get(int64_t count, Device* device) {
+    const size_t bytes = static_cast<size_t>(count) * sizeof(T);
+    if (bytes > cap_) {
+      if (bytes >= kBigScratch) {
+        big_ = empty_array(Aval{Shape{static_cast<int64_t>(bytes)}, DType::kUInt8, false}, "sort",
+                           device);
+        small_ = {};
+        ptr_ = big_.buffer()->data();
+      } else {
+        small_.resize(bytes);
+        big_ = Array();
+        ptr_ = small_.data();
+      }
+      cap_ = bytes;
+    }
+    return static_cast<T*>(ptr_);
+  }
+
+ private:
+  static constexpr size_t kBigScratch = size_t{1} << 20;
+  Array big_;
+  std::vector<unsigned char> small_;
+  void* ptr_ = nullptr;
+  size_t cap_ = 0;
+};
+
 // Scratch of one task, reused across its rows.
 template <class Idx>
 struct Scratch {
-  std::vector<unsigned char> k0, k1;  // keys (bytes: the key width depends on the dtype)
-  std::vector<Idx> i0, i1;
+  Device* device = nullptr;
+  ScratchBuf k0, k1, i0, i1;
   std::vector<std::vector<uint64_t>> multi;  // multi-key rows: one key vector per key operand
   std::vector<std::pair<uint64_t, Idx>> pairs;
 };
@@ -190,30 +223,54 @@ const Idx* argsort_one_key(const T* x, int64_t stride, int64_t n, Method m, Scra
   using K = typename Tr::K;
   const bool radix = m == Method::kRadix || (m == Method::kAuto && n >= kRadixMin);
   *keys = nullptr;
+  Idx* i0 = s.i0.template get<Idx>(n, s.device);
   if (!radix) {
     s.pairs.resize(static_cast<size_t>(n));
     for (int64_t j = 0; j < n; ++j) s.pairs[j] = {Tr::key(x[j * stride]), static_cast<Idx>(j)};
     std::sort(s.pairs.begin(), s.pairs.end());  // (key, index): ties in index order
-    s.i0.resize(static_cast<size_t>(n));
-    for (int64_t j = 0; j < n; ++j) s.i0[j] = s.pairs[j].second;
-    return s.i0.data();
+    for (int64_t j = 0; j < n; ++j) i0[j] = s.pairs[j].second;
+    return i0;
   }
-  s.k0.resize(static_cast<size_t>(n) * sizeof(K));
-  s.k1.resize(static_cast<size_t>(n) * sizeof(K));
-  s.i0.resize(static_cast<size_t>(n));
-  s.i1.resize(static_cast<size_t>(n));
-  K* k0 = reinterpret_cast<K*>(s.k0.data());
-  K* k1 = reinterpret_cast<K*>(s.k1.data());
-  Idx* i0 = s.i0.data();
+  K* k0 = s.k0.template get<K>(n, s.device);
+  K* k1 = s.k1.template get<K>(n, s.device);
+  Idx* i1 = s.i1.template get<Idx>(n, s.device);
   maybe_parallel(n, [&](int64_t a, int64_t b) {
     for (int64_t j = a; j < b; ++j) {
       k0[j] = Tr::key(x[j * stride]);
       i0[j] = static_cast<Idx>(j);
     }
   });
-  auto [kr, ir] = radix_sort<K, Idx>(k0, i0, k1, s.i1.data(), n);
+  auto [kr, ir] = radix_sort<K, Idx>(k0, i0, k1, i1, n);
   *keys = kr;
   return ir;
+}
+
+// One operand sorted by itself with the radix path: only the keys move. The values come back
+// from the keys; the runs of zeros and NaNs (shared keys) are refilled from the input in input
+// order, which is their stable order.
+template <class T, class Idx>
+void sort_keys_only(const Operand& op, int64_t base, int64_t stride, int64_t n, Scratch<Idx>& s) {
+  using Tr = KeyTraits<T>;
+  using K = typename Tr::K;
+  const T* x = static_cast<const T*>(op.in) + base;
+  T* out = static_cast<T*>(op.out) + base;
+  K* k0 = s.k0.template get<K>(n, s.device);
+  K* k1 = s.k1.template get<K>(n, s.device);
+  maybe_parallel(n, [&](int64_t a, int64_t b) {
+    for (int64_t j = a; j < b; ++j) k0[j] = Tr::key(x[j * stride]);
+  });
+  const K* keys = radix_sort<K, Idx, false>(k0, nullptr, k1, nullptr, n).first;
+  maybe_parallel(n, [&](int64_t a, int64_t b) {
+    for (int64_t k = a; k < b; ++k) out[k * stride] = Tr::value(keys[k]);
+  });
+  if constexpr (Tr::kFloat) {
+    for (const K shared : {Tr::kZeroKey, Tr::kNanKey}) {
+      int64_t at = std::lower_bound(keys, keys + n, shared) - keys;
+      const int64_t end = std::upper_bound(keys + at, keys + n, shared) - keys;
+      for (int64_t j = 0; j < n && at < end; ++j)
+        if (Tr::key(x[j * stride]) == shared) out[(at++) * stride] = x[j * stride];
+    }
+  }
 }
 
 // Keys of several operands compared in order, then the index.
@@ -229,15 +286,15 @@ const Idx* argsort_multi_key(std::span<const Operand> ops, int64_t num_keys, int
       for (int64_t j = 0; j < n; ++j) v[j] = KeyTraits<T>::key(x[j * stride]);
     });
   }
-  s.i0.resize(static_cast<size_t>(n));
-  for (int64_t j = 0; j < n; ++j) s.i0[j] = static_cast<Idx>(j);
+  Idx* perm = s.i0.template get<Idx>(n, s.device);
+  for (int64_t j = 0; j < n; ++j) perm[j] = static_cast<Idx>(j);
   const auto& keys = s.multi;
-  std::sort(s.i0.begin(), s.i0.end(), [&](Idx a, Idx b) {
+  std::sort(perm, perm + n, [&](Idx a, Idx b) {
     for (const std::vector<uint64_t>& v : keys)
       if (v[a] != v[b]) return v[a] < v[b];
     return a < b;
   });
-  return s.i0.data();
+  return perm;
 }
 
 // out[k * stride] = in[perm[k] * stride] for one operand's row.
@@ -263,6 +320,8 @@ void sort_row(std::span<const Operand> ops, int64_t num_keys, int64_t base, int6
   kernels::dispatch_dtype(ops[0].dtype, [&]<class T>() {
     using Tr = KeyTraits<T>;
     using K = typename Tr::K;
+    if (ops.size() == 1 && n >= kRadixMin)
+      return sort_keys_only<T, Idx>(ops[0], base, stride, n, s);
     const T* x = static_cast<const T*>(ops[0].in) + base;
     const K* keys = nullptr;
     const Idx* perm = argsort_one_key<T, Idx>(x, stride, n, Method::kAuto, s, &keys);
@@ -283,10 +342,11 @@ void sort_row(std::span<const Operand> ops, int64_t num_keys, int64_t base, int6
 
 template <class Idx>
 void sort_rows(std::span<const Operand> ops, int64_t outer, int64_t n, int64_t inner,
-               int64_t num_keys) {
+               int64_t num_keys, Device* device) {
   const int64_t rows = outer * inner;
   auto run = [&](int64_t r0, int64_t r1) {
     Scratch<Idx> s;
+    s.device = device;
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t o = r / inner, i = r % inner;
       sort_row<Idx>(ops, num_keys, o * n * inner + i, inner, n, s);
@@ -300,7 +360,8 @@ void sort_rows(std::span<const Operand> ops, int64_t outer, int64_t n, int64_t i
 
 }  // namespace
 
-void sort(std::span<const Operand> ops, int64_t outer, int64_t n, int64_t inner, int64_t num_keys) {
+void sort(std::span<const Operand> ops, int64_t outer, int64_t n, int64_t inner, int64_t num_keys,
+          Device* device) {
   if (outer * n * inner == 0) return;
   if (n == 1) {
     for (const Operand& op : ops)
@@ -308,9 +369,9 @@ void sort(std::span<const Operand> ops, int64_t outer, int64_t n, int64_t inner,
     return;
   }
   if (n <= int64_t{std::numeric_limits<uint32_t>::max()})
-    sort_rows<uint32_t>(ops, outer, n, inner, num_keys);
+    sort_rows<uint32_t>(ops, outer, n, inner, num_keys, device);
   else
-    sort_rows<uint64_t>(ops, outer, n, inner, num_keys);
+    sort_rows<uint64_t>(ops, outer, n, inner, num_keys, device);
 }
 
 void argsort_row(const void* keys, DType dtype, int64_t n, int64_t* perm, Method method) {

@@ -13,13 +13,20 @@
 // ties: stable). Several keys: a comparison sort of indices over the keys in order, then the
 // index. The key operand's output is rebuilt from the sorted keys where the key is invertible
 // (everything but zeros and NaNs, whose bits are read back from the input); other operands are
-// gathered through the permutation. Independent rows run in parallel on the runtime's pool.
+// gathered through the permutation. A lone operand on the radix path moves its keys only (no
+// index): the runs of zeros and of NaNs are refilled from the input in input order, which is
+// their stable order. Independent rows run in parallel on the runtime's pool; long rows' scratch
+// comes from the device's caching allocator (no fresh pages in steady state).
 #pragma once
 
 #include <cstdint>
 #include <span>
 
 #include "tessera/dtype.h"
+
+namespace tessera {
+class Device;
+}
 
 namespace tessera::sort_kernels {
 
@@ -34,8 +41,10 @@ struct Operand {
 };
 
 // Sorts every operand, viewed as [outer, n, inner], along n: lexicographically (stably) by the
-// first num_keys operands, the others permuted alike.
-void sort(std::span<const Operand> ops, int64_t outer, int64_t n, int64_t inner, int64_t num_keys);
+// first num_keys operands, the others permuted alike. Scratch for long rows comes from device's
+// allocator (null: the default device).
+void sort(std::span<const Operand> ops, int64_t outer, int64_t n, int64_t inner, int64_t num_keys,
+          Device* device = nullptr);
 
 enum class Method { kAuto, kRadix, kComparison };
 // The stable sorting permutation of one contiguous row of n keys (perm[i]: the index of the

@@ -228,6 +228,8 @@ TEST(Sort, RadixAndComparisonPathsAgreeOnLargeRows) {
       two = lax::sort({x, iota});
     }
     EXPECT_EQ(check_sorted({x, iota}, one, 0, 1), "");
+    // A lone operand moves its keys only (zeros and NaNs refilled in input order).
+    EXPECT_EQ(check_sorted({x}, {lax::sort(x)}, 0, 1), "");
     EXPECT_EQ(std::memcmp(one[0].raw_data(), two[0].raw_data(), n * itemsize(dt)), 0);
     EXPECT_EQ(std::memcmp(one[1].raw_data(), two[1].raw_data(), n * 4), 0);
   }
@@ -241,6 +243,7 @@ TEST(Sort, ManyMediumRowsAndStridedRows) {
       Shape s = dim == 1 ? Shape{9, len} : Shape{len, 9};
       Array x = draw(s, kF32), v = random_array(s, kF16);
       EXPECT_EQ(check_sorted({x, v}, lax::sort({x, v}, dim), dim, 1), "");
+      EXPECT_EQ(check_sorted({x}, {lax::sort(x, dim)}, dim, 1), "");
     }
 }
 
