@@ -1,10 +1,13 @@
 // jnp.sort, argsort, lexsort, sort_complex, and the order statistics (quantile, percentile,
 // median and their nan* forms): jnp's definitions restated over lax.sort.
 //
-// The statistics pick the sorted elements at their positions without gather: one compare of an
-// iota along the axis with the positions, a select (other elements -inf) and a max reduction
-// over the axis — O(elements × len(q)), exact (the value's own bits), and differentiable through
-// the sort's and the reduction's rules.
+// The statistics pick the sorted elements at their positions without gather: a scalar q of
+// quantile/percentile/median has one position for every slice — a dynamic slice along the axis;
+// per-slice positions (the nan* forms count each slice's non-NaN elements) or a vector q use one
+// compare of an iota along the axis with the positions, a select (other elements -inf) and a max
+// reduction over the axis — O(elements × len(q)). Both are exact (the element's own bits) and
+// differentiable through the sort's, dynamic_slice's and the reduction's rules. A slice holding
+// a NaN gives NaN (quantile): after the sort, its last element is NaN.
 #include "tessera/numpy_sort.h"
 
 #include <algorithm>
@@ -146,17 +149,11 @@ Array quantile_impl(const char* op, const Array& a0, const Array& q0, const Axis
     return finish(broadcast_to_shape(constant(std::nan(""), TypedDType{adt, false}),
                                      concat_shapes(qs, rest)));
 
-  if (!squash_nans) {  // a slice with a NaN is all NaN
-    const Array any_nan = lax::broadcast_in_dim(lax::reduce_or(isnan_lax(a), {ax}), s, [&] {
-      std::vector<int64_t> d;
-      for (int64_t k = 0; k < r; ++k)
-        if (k != ax) d.push_back(k);
-      return d;
-    }());
-    a = lax::select_n(any_nan,
-                      {a, broadcast_to_shape(constant(std::nan(""), TypedDType{adt, false}), s)});
-  }
   a = lax::sort(a, ax);
+  // quantile: a slice holding a NaN gives NaN. NaNs sort last, so its last element tells.
+  Array nan_slice;
+  if (!squash_nans)
+    nan_slice = lax::squeeze(isnan_lax(lax::slice_in_dim(a, n - 1, n, 1, ax)), {ax});
 
   const Shape ones_r(static_cast<size_t>(r), 1);
   const Array qe = lax::reshape(q, concat_shapes(qs, ones_r));
@@ -178,26 +175,39 @@ Array quantile_impl(const char* op, const Array& a0, const Array& q0, const Axis
   auto clamp_index = [&](const Array& p) {
     return lax::convert_element_type(lax::max(zero, lax::min(p, last)), idt);
   };
-  const Array lowv = pick(a, clamp_index(low), qs, ax);
-  const Array highv = pick(a, clamp_index(high), qs, ax);
+  // One position for every slice (quantile of a scalar q): a dynamic slice; otherwise the
+  // masked reduction (O(elements) per quantile).
+  auto select_at = [&](const Array& p) {
+    const Array i = clamp_index(p);
+    if (squash_nans || qn > 0) return pick(a, i, qs, ax);
+    return lax::squeeze(lax::dynamic_slice_in_dim(a, lax::reshape(i, {}), 1, ax), {ax});
+  };
+  const Array lowv = select_at(low), highv = select_at(high);
   const Shape out = concat_shapes(qs, rest);
+  auto finish_nan = [&](const Array& res) {
+    if (squash_nans) return finish(res);
+    const Array mask = broadcast_to_shape(nan_slice, out);
+    const Array nan =
+        broadcast_to_shape(constant(std::nan(""), TypedDType{res.dtype(), false}), out);
+    return finish(lax::select_n(mask, {res, nan}));
+  };
   // Weights: qs + (red_shape or ones) without the axis, broadcast to the result.
   auto weight = [&](const Array& w) { return broadcast_to_shape(lax::squeeze(w, {qn + ax}), out); };
   switch (m) {
     case Method::kLinear:
-      return finish(lax::add(lax::mul(convert(op, lowv, qdt), weight(lw)),
-                             lax::mul(convert(op, highv, qdt), weight(hw))));
+      return finish_nan(lax::add(lax::mul(convert(op, lowv, qdt), weight(lw)),
+                                 lax::mul(convert(op, highv, qdt), weight(hw))));
     case Method::kLower:
-      return finish(lowv);
+      return finish_nan(lowv);
     case Method::kHigher:
-      return finish(highv);
+      return finish_nan(highv);
     case Method::kNearest: {
       const Array pred = weight(lax::le(hw, constant(0.5, TypedDType{qdt, false})));
-      return finish(lax::select_n(pred, {highv, lowv}));
+      return finish_nan(lax::select_n(pred, {highv, lowv}));
     }
     case Method::kMidpoint:
     default:
-      return finish(lax::mul(lax::add(lowv, highv), constant(0.5, TypedDType{adt, false})));
+      return finish_nan(lax::mul(lax::add(lowv, highv), constant(0.5, TypedDType{adt, false})));
   }
 }
 
