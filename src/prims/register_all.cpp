@@ -13,6 +13,7 @@
 #include "prims/jit.h"
 #include "prims/prims.h"
 #include "prims/scan.h"
+#include "prims/sort.h"
 #include "prims/while_loop.h"
 #include "tessera/lax.h"
 #include "tessera/primitive.h"
@@ -53,6 +54,7 @@ void register_all() {
     prims::register_callbacks();
     prims::register_cumulative();
     prims::register_gather_scatter();
+    prims::register_sort();
     prims::register_jit();
     g_registered.store(true, std::memory_order_release);
   });

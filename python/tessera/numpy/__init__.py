@@ -306,6 +306,7 @@ from tessera.numpy._manip import (  # noqa: E402
 from tessera.numpy import linalg  # noqa: E402
 from tessera._src.indexing import take, take_along_axis  # noqa: E402,F401
 from tessera._src.lax_cumulative import np_cumprod as cumprod, np_cumsum as cumsum, np_cumulative_prod as cumulative_prod, np_cumulative_sum as cumulative_sum, np_nancumprod as nancumprod, np_nancumsum as nancumsum  # noqa: E402,E501
+from tessera._src.lax_sort import np_argsort as argsort, np_lexsort as lexsort, np_median as median, np_nanmedian as nanmedian, np_nanpercentile as nanpercentile, np_nanquantile as nanquantile, np_percentile as percentile, np_quantile as quantile, np_sort as sort, np_sort_complex as sort_complex  # noqa: E402,E501
 
 
 # ---- shapes and products ----

@@ -24,5 +24,6 @@ std::vector<Row> rows_reductions();  // sweep_rows_reductions.cpp: the new reduc
                                      // argmin, generic reduce
 std::vector<Row> rows_cumulative();  // sweep_rows_cumulative.cpp: cumsum, cumprod, cummax, ...
 std::vector<Row> rows_gather();      // sweep_rows_gather.cpp: gather and the scatters
+std::vector<Row> rows_sort();        // sweep_rows_sort.cpp: sort
 
 }  // namespace tessera::sweep

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Suite `indexing`: Tessera's sorting (the sort primitive's eager kernels) called from Python,
+against NumPy timed in the same process and run. One JSON line per case, in the format of the
+C++ suites (bench/harness.h; docs/performance.md).
+
+  sort_16M_f32        jnp.sort of 16M standard-normal float32 values (the keys-only radix
+                      path); peer np.sort (its default quicksort)
+  sort_stable_16M_f32 the same; peer np.sort(kind='stable')
+  argsort_1M_f32      jnp.argsort (stable) of 1M float32 values ((key, index) radix path); peer
+                      np.argsort(kind='stable')
+  argsort_16M_f32     the same on 16M values
+  sort_rows_4096_f32  jnp.sort along the last axis of a 4096 x 4096 float32 matrix (rows in
+                      parallel); peer np.sort(axis=-1)
+  median_4M_f32       jnp.median of 4M float32 values (a sort and one masked reduction); peer
+                      np.median (a partition)
+
+    indexing_bench.py [--reps N] [--warmup N] [--list] [CASE...]
+
+Each sample is one call (time.perf_counter; the result is brought to the host); the median over
+the samples is reported. gbps counts the input read once and the outputs written once.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+try:
+    import tessera as jax
+except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build",
+                                    "python"))
+    import tessera as jax
+import tessera.numpy as jnp
+
+
+def normal(seed, shape):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def median_ms(fn, warmup, reps):
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(samples)
+
+
+def tessera_call(f):
+    def run():
+        r = f()
+        if hasattr(r, "block_until_ready"):
+            r.block_until_ready()
+        np.asarray(r)
+    return run
+
+
+def pair(o, shape, t_fn, np_fn, out_bytes_per_elem, check):
+    x = normal(0, shape)
+    xt = jnp.asarray(x)
+    got = t_fn(xt)
+    if check is not None:
+        assert check(np.asarray(got), np_fn(x)), "Tessera and NumPy disagree"
+    t = median_ms(tessera_call(lambda: t_fn(xt)), o.warmup, o.reps)
+    p = median_ms(lambda: np_fn(x), o.warmup, o.reps)
+    n = x.size
+    return {"tessera_ms": t, "peer": "numpy", "peer_ms": p,
+            "gbps": n * (4 + out_bytes_per_elem) / (t * 1e-3) / 1e9, "n": n}
+
+
+def equal(a, b):
+    return np.array_equal(a, b, equal_nan=True)
+
+
+CASES = {
+    "sort_16M_f32": lambda o: pair(o, (1 << 24,), jnp.sort, np.sort, 4, equal),
+    "sort_stable_16M_f32": lambda o: pair(o, (1 << 24,), jnp.sort,
+                                          lambda x: np.sort(x, kind="stable"), 4, equal),
+    "argsort_1M_f32": lambda o: pair(o, (1 << 20,), jnp.argsort,
+                                     lambda x: np.argsort(x, kind="stable"), 4, equal),
+    "argsort_16M_f32": lambda o: pair(o, (1 << 24,), jnp.argsort,
+                                      lambda x: np.argsort(x, kind="stable"), 4, equal),
+    "sort_rows_4096_f32": lambda o: pair(o, (4096, 4096), lambda x: jnp.sort(x, axis=-1),
+                                         lambda x: np.sort(x, axis=-1), 4, equal),
+    "median_4M_f32": lambda o: pair(o, (1 << 22,), jnp.median, np.median, 0,
+                                    lambda a, b: np.allclose(a, b, rtol=1e-6)),
+}
+
+ORDER = ["bench", "case", "tessera_ms", "peer", "peer_ms", "ratio", "gflops", "gbps", "peak_mb"]
+
+
+def round_sig(v, digits=4):
+    if v == 0 or not math.isfinite(v):
+        return v
+    return round(v, digits - 1 - int(math.floor(math.log10(abs(v)))))
+
+
+def emit(case, rec):
+    """One line as bench/harness.cpp's emit() prints it: ratio = peer_ms / tessera_ms, the
+    common fields first, floats rounded to 4 significant digits."""
+    rec = {"bench": "indexing", "case": case, **rec}
+    if isinstance(rec.get("peer_ms"), float) and rec.get("tessera_ms", 0) > 0:
+        rec["ratio"] = rec["peer_ms"] / rec["tessera_ms"]
+    out = {k: rec[k] for k in ORDER if k in rec}
+    out.update({k: v for k, v in rec.items() if k not in out})
+    out = {k: round_sig(v) if isinstance(v, float) else v for k, v in out.items()}
+    print(json.dumps(out, separators=(",", ":")), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="*", metavar="CASE", help=f"default: all of {list(CASES)}")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--list", action="store_true")
+    o = ap.parse_args()
+    if o.reps < 1 or o.warmup < 0:
+        ap.error("--reps must be >= 1 and --warmup >= 0")
+    unknown = [c for c in o.cases if c not in CASES]
+    if unknown:
+        ap.error(f"unknown case(s) {unknown}; cases: {' '.join(CASES)}")
+    if o.list:
+        print("\n".join(CASES))
+        return 0
+    print(f"indexing_bench: tessera from {os.path.dirname(jax.__file__)}", file=sys.stderr)
+    for name, fn in CASES.items():
+        if not o.cases or name in o.cases:
+            emit(name, fn(o))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
