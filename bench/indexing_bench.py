@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Suite `indexing`: Tessera's sorting (the sort primitive's eager kernels) called from Python,
+"""Suite `indexing`: Tessera's sorting, gathers and scatters (eager kernels) called from Python,
 against NumPy timed in the same process and run. One JSON line per case, in the format of the
 C++ suites (bench/harness.h; docs/performance.md).
 
@@ -13,6 +13,13 @@ C++ suites (bench/harness.h; docs/performance.md).
                       parallel); peer np.sort(axis=-1)
   median_4M_f32       jnp.median of 4M float32 values (a sort and one masked reduction); peer
                       np.median (a partition)
+  gather_rows_1M      table[ids]: 1M random rows of a 1M x 64 float32 table (one gather); peer
+                      np.take(table, ids, axis=0). floor_ms: the rows read and written once at
+                      the machine's copy bandwidth (TESSERA_BENCH_GBPS, default 45 GB/s)
+  scatter_add_1M      table.at[ids].add(updates): 1M random rows (duplicates included) into a
+                      64K x 64 float32 table (one scatter-add); peer np.add.at on a copy
+  boolean_mask_16M    x[x > 0] of 16M float32 values (a concrete mask: nonzero, then a gather);
+                      peer the same NumPy expression
 
     indexing_bench.py [--reps N] [--warmup N] [--list] [CASE...]
 
@@ -79,6 +86,53 @@ def equal(a, b):
     return np.array_equal(a, b, equal_nan=True)
 
 
+def bandwidth_gbps():
+    return float(os.environ.get("TESSERA_BENCH_GBPS", "45"))
+
+
+def gather_rows(o):
+    rng = np.random.default_rng(1)
+    table = rng.standard_normal((1 << 20, 64), dtype=np.float32)
+    ids = rng.integers(0, table.shape[0], 1 << 20).astype(np.int32)
+    tt, ti = jnp.asarray(table), jnp.asarray(ids)
+    assert np.array_equal(np.asarray(tt[ti]), np.take(table, ids, axis=0))
+    t = median_ms(tessera_call(lambda: tt[ti]), o.warmup, o.reps)
+    p = median_ms(lambda: np.take(table, ids, axis=0), o.warmup, o.reps)
+    moved = 2 * ids.size * 64 * 4 + ids.size * 4
+    return {"tessera_ms": t, "peer": "numpy", "peer_ms": p, "gbps": moved / (t * 1e-3) / 1e9,
+            "floor_ms": moved / (bandwidth_gbps() * 1e9) * 1e3, "n": ids.size}
+
+
+def scatter_add_rows(o):
+    rng = np.random.default_rng(2)
+    table = rng.standard_normal((1 << 16, 64), dtype=np.float32)
+    ids = rng.integers(0, table.shape[0], 1 << 20).astype(np.int32)
+    upd = rng.standard_normal((ids.size, 64), dtype=np.float32)
+    tt, ti, tu = jnp.asarray(table), jnp.asarray(ids), jnp.asarray(upd)
+
+    def peer():
+        r = table.copy()
+        np.add.at(r, ids, upd)
+        return r
+    want = peer()
+    got = np.asarray(tt.at[ti].add(tu))
+    assert np.allclose(got, want, rtol=1e-4, atol=1e-3), "Tessera and NumPy disagree"
+    t = median_ms(tessera_call(lambda: tt.at[ti].add(tu)), o.warmup, o.reps)
+    p = median_ms(peer, o.warmup, min(o.reps, 3))
+    moved = upd.nbytes + ids.nbytes + 2 * table.nbytes
+    return {"tessera_ms": t, "peer": "numpy", "peer_ms": p, "gbps": moved / (t * 1e-3) / 1e9,
+            "floor_ms": moved / (bandwidth_gbps() * 1e9) * 1e3, "n": ids.size}
+
+
+def boolean_mask(o):
+    x = normal(3, (1 << 24,))
+    xt = jnp.asarray(x)
+    assert np.array_equal(np.asarray(xt[xt > 0]), x[x > 0])
+    t = median_ms(tessera_call(lambda: xt[xt > 0]), o.warmup, o.reps)
+    p = median_ms(lambda: x[x > 0], o.warmup, o.reps)
+    return {"tessera_ms": t, "peer": "numpy", "peer_ms": p, "n": x.size}
+
+
 CASES = {
     "sort_16M_f32": lambda o: pair(o, (1 << 24,), jnp.sort, np.sort, 4, equal),
     "sort_stable_16M_f32": lambda o: pair(o, (1 << 24,), jnp.sort,
@@ -91,6 +145,9 @@ CASES = {
                                          lambda x: np.sort(x, axis=-1), 4, equal),
     "median_4M_f32": lambda o: pair(o, (1 << 22,), jnp.median, np.median, 0,
                                     lambda a, b: np.allclose(a, b, rtol=1e-6)),
+    "gather_rows_1M": gather_rows,
+    "scatter_add_1M": scatter_add_rows,
+    "boolean_mask_16M": boolean_mask,
 }
 
 ORDER = ["bench", "case", "tessera_ms", "peer", "peer_ms", "ratio", "gflops", "gbps", "peak_mb"]

@@ -58,6 +58,7 @@ from tessera import debug, experimental
 from tessera import errors
 from tessera import lax
 from tessera import numpy
+from tessera import ops
 from tessera import tree
 from tessera import tree_util
 from tessera import sharding

@@ -56,13 +56,30 @@ std::vector<Array> mask_indices(const char* op, const Array& m) {
                       " (NonConcreteBooleanIndexError). Under jit or vmap use where(mask, x, "
                       "0), or jnp.nonzero(mask, size=...) for a static number of indices"));
   const Shape& s = m.shape();
-  const std::vector<int64_t> st = row_major_strides(s);
+  for (int64_t n : s)
+    if (n > INT32_MAX)
+      throw IndexError(op_message(op, "a boolean mask dimension of " + std::to_string(n) +
+                                          " elements does not fit int32 indices; index with "
+                                          "integer arrays instead"));
   const bool* p = static_cast<const bool*>(v->raw_data());
-  std::vector<std::vector<int32_t>> out(s.size());
-  for (int64_t f = 0; f < m.size(); ++f) {
-    if (!p[f]) continue;
-    for (size_t d = 0; d < s.size(); ++d)
-      out[d].push_back(static_cast<int32_t>((f / st[d]) % s[d]));
+  const size_t nd = s.size();
+  int64_t count = 0;
+  for (int64_t f = 0; f < m.size(); ++f) count += p[f] ? 1 : 0;
+  std::vector<std::vector<int32_t>> out(nd);
+  for (auto& o : out) o.reserve(static_cast<size_t>(count));
+  if (nd == 1) {
+    for (int64_t f = 0; f < m.size(); ++f)
+      if (p[f]) out[0].push_back(static_cast<int32_t>(f));
+  } else {
+    std::vector<int32_t> at(nd, 0);  // an odometer over the mask's shape
+    for (int64_t f = 0; f < m.size(); ++f) {
+      if (p[f])
+        for (size_t d = 0; d < nd; ++d) out[d].push_back(at[d]);
+      for (size_t d = nd; d-- > 0;) {
+        if (++at[d] < s[d]) break;
+        at[d] = 0;
+      }
+    }
   }
   std::vector<Array> r;
   for (auto& o : out) {

@@ -71,6 +71,7 @@ struct Locator {
   std::vector<int64_t> point_dims;    // the points' shape
   std::vector<int64_t> other_bst;     // per point coordinate: stride in the other array
   bool clamp = true;
+  int64_t flat_bst = -1;  // points of rank <= 1 without batching: g's stride (else -1)
 
   explicit Locator(const WindowPlan& p, bool clamp_) : clamp(clamp_) {
     const std::vector<int64_t> ost = row_major_strides(p.operand);
@@ -85,6 +86,8 @@ struct Locator {
     }
     point_dims.assign(p.points.begin(), p.points.end());
     other_bst = p.other_bst;
+    if (batch_coord.empty() && point_dims.size() <= 1)
+      flat_bst = other_bst.empty() ? 0 : other_bst[0];
   }
 
   // The operand offset of point g's window (false: out of bounds and not clamping) and the
@@ -92,7 +95,9 @@ struct Locator {
   template <class I>
   bool locate(const I* idx, int64_t g, int64_t* operand_off, int64_t* other_off) const {
     int64_t off = 0, oo = 0;
-    if (!batch_coord.empty() || !other_bst.empty()) {
+    if (flat_bst >= 0) {
+      oo = g * flat_bst;
+    } else if (!batch_coord.empty() || !other_bst.empty()) {
       int64_t rem = g;
       // Coordinates from the last point dim to the first.
       for (int64_t j = static_cast<int64_t>(point_dims.size()) - 1; j >= 0; --j) {

@@ -226,3 +226,24 @@ def test_lax_gather_and_scatters_match_numpy(rng):
     with pytest.raises(TypeError, match="GatherDimensionNumbers"):
         lax.gather(jnp.asarray(x), jnp.asarray(ids[:, None]), (1,), (1, 4))
     assert lax.GatherScatterMode.from_any("drop") is lax.GatherScatterMode.FILL_OR_DROP
+
+
+@pytest.mark.parametrize("name,init,combine", [
+    ("segment_sum", 0.0, np.add), ("segment_prod", 1.0, np.multiply),
+    ("segment_max", -np.inf, np.maximum), ("segment_min", np.inf, np.minimum)])
+def test_segment_reductions_match_a_numpy_loop(rng, name, init, combine):
+    data = rng.uniform(0.5, 1.5, size=(12, 3)).astype(np.float32)
+    ids = rng.integers(-1, 6, 12)  # -1 and 5 (with num_segments=5) are dropped
+    got = A(getattr(jax.ops, name)(jnp.asarray(data), jnp.asarray(ids), num_segments=5))
+    want = np.full((5, 3), init, np.float64)
+    for i, row in zip(ids, data.astype(np.float64)):
+        if 0 <= i < 5:
+            want[i] = combine(want[i], row)
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=1e-6)
+    # num_segments from concrete ids; under jit it must be static
+    assert getattr(jax.ops, name)(jnp.asarray(data), jnp.asarray(np.abs(ids))).shape[0] == \
+        np.abs(ids).max() + 1
+    with pytest.raises(ValueError, match="num_segments"):
+        jax.jit(lambda d, i: getattr(jax.ops, name)(d, i))(jnp.asarray(data), jnp.asarray(ids))
+    f = jax.jit(lambda d, i: getattr(jax.ops, name)(d, i, num_segments=5))
+    np.testing.assert_allclose(A(f(jnp.asarray(data), jnp.asarray(ids))), got)
