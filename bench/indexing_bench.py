@@ -18,6 +18,8 @@ C++ suites (bench/harness.h; docs/performance.md).
                       the machine's copy bandwidth (TESSERA_BENCH_GBPS, default 45 GB/s)
   scatter_add_1M      table.at[ids].add(updates): 1M random rows (duplicates included) into a
                       64K x 64 float32 table (one scatter-add); peer np.add.at on a copy
+  top_k_1M_k16        lax.top_k(x, 16) of 1M float32 values (a partial sort); peer
+                      np.argpartition for the 16 largest, then sorting those 16
   boolean_mask_16M    x[x > 0] of 16M float32 values (a concrete mask: nonzero, then a gather);
                       peer the same NumPy expression
 
@@ -124,6 +126,21 @@ def scatter_add_rows(o):
             "floor_ms": moved / (bandwidth_gbps() * 1e9) * 1e3, "n": ids.size}
 
 
+def top_k(o):
+    x = normal(4, (1 << 20,))
+    xt = jnp.asarray(x)
+
+    def peer():
+        part = np.argpartition(x, -16)[-16:]
+        order = part[np.argsort(-x[part], kind="stable")]
+        return x[order], order
+    v, i = jax.lax.top_k(xt, 16)
+    assert np.array_equal(np.asarray(v), peer()[0])
+    t = median_ms(tessera_call(lambda: jax.lax.top_k(xt, 16)[0]), o.warmup, o.reps)
+    p = median_ms(peer, o.warmup, o.reps)
+    return {"tessera_ms": t, "peer": "numpy", "peer_ms": p, "n": x.size}
+
+
 def boolean_mask(o):
     x = normal(3, (1 << 24,))
     xt = jnp.asarray(x)
@@ -147,6 +164,7 @@ CASES = {
                                     lambda a, b: np.allclose(a, b, rtol=1e-6)),
     "gather_rows_1M": gather_rows,
     "scatter_add_1M": scatter_add_rows,
+    "top_k_1M_k16": top_k,
     "boolean_mask_16M": boolean_mask,
 }
 

@@ -26,4 +26,9 @@ Array sort(const Array& operand, int64_t dimension = -1, bool is_stable = true,
 std::pair<Array, Array> sort_key_val(const Array& keys, const Array& values, int64_t dimension = -1,
                                      bool is_stable = true);
 
+// The k largest entries along the last axis, in descending order, and their int32 indices
+// (ties: the lower index first; NaN counts as the largest). ValueError for k < 0 or k larger
+// than the last dimension; TypeError for rank 0.
+std::pair<Array, Array> top_k(const Array& operand, int64_t k);
+
 }  // namespace tessera::lax

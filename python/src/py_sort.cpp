@@ -79,6 +79,15 @@ void bind_sort(py::module_& m) {
       },
       py::arg("operands"), py::arg("dimension") = -1, py::arg("is_stable") = true,
       py::arg("num_keys") = 1);
+  lax.def(
+      "top_k",
+      [](py::handle operand, py::handle k) {
+        Array x = to_array(operand);
+        const int64_t kk = as_int(k, "top_k", "k");
+        py::gil_scoped_release nogil;
+        return lax::top_k(x, kk);
+      },
+      py::arg("operand"), py::arg("k"));
   def_np_sort(np, "sort", numpy::sort);
   def_np_sort(np, "argsort", numpy::argsort);
   np.def(

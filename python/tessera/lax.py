@@ -249,4 +249,4 @@ from tessera._src.lax_cumulative import associative_scan, cumlogsumexp, cummax, 
 from tessera._src.lax_gather import (  # noqa: E402,F401
     GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather, scatter,
     scatter_add, scatter_max, scatter_min, scatter_mul, scatter_sub)
-from tessera._src.lax_sort import sort, sort_key_val  # noqa: E402,F401
+from tessera._src.lax_sort import sort, sort_key_val, top_k  # noqa: E402,F401

@@ -57,4 +57,10 @@ std::pair<Array, Array> sort_key_val(const Array& keys, const Array& values, int
   return {r[0], r[1]};
 }
 
+std::pair<Array, Array> top_k(const Array& operand, int64_t k) {
+  static const Primitive* const top_k_p = find_primitive("top_k");
+  std::vector<Array> r = tessera::bind(*top_k_p, {operand}, Params{{"k", k}});
+  return {r[0], r[1]};
+}
+
 }  // namespace tessera::lax

@@ -11,7 +11,11 @@
 namespace tessera::prims {
 
 extern Primitive sort;
+// top_k(operand) {k}: the k largest along the last axis, descending, and their int32 indices
+// (top_k.cpp; the same order as sort's, reversed; ties keep the lower index first).
+extern Primitive top_k_p;
 
 void register_sort();
+void register_top_k();
 
 }  // namespace tessera::prims

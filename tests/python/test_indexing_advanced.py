@@ -247,3 +247,15 @@ def test_segment_reductions_match_a_numpy_loop(rng, name, init, combine):
         jax.jit(lambda d, i: getattr(jax.ops, name)(d, i))(jnp.asarray(data), jnp.asarray(ids))
     f = jax.jit(lambda d, i: getattr(jax.ops, name)(d, i, num_segments=5))
     np.testing.assert_allclose(A(f(jnp.asarray(data), jnp.asarray(ids))), got)
+
+
+def test_lax_top_k_matches_numpy(rng):
+    x = rng.integers(-4, 4, (5, 200)).astype(np.float32)  # many ties
+    x[0, :3] = np.nan
+    v, i = lax.top_k(jnp.asarray(x), 7)
+    key = np.where(np.isnan(x), np.inf, x)
+    order = np.argsort(-key, axis=-1, kind="stable")[:, :7]  # ties: the lower index first
+    np.testing.assert_array_equal(A(i), order)
+    np.testing.assert_array_equal(A(v), np.take_along_axis(x, order, -1))
+    g = A(jax.grad(lambda a: jnp.sum(lax.top_k(a, 2)[0]))(jnp.asarray(np.arange(5.0))))
+    np.testing.assert_array_equal(g, [0, 0, 0, 1, 1])

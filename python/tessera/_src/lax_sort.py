@@ -28,6 +28,12 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
     return k, v
 
 
+def top_k(operand, k):
+    """The k largest entries along the last axis (descending) and their int32 indices."""
+    v, i = _C.top_k(operand, k)
+    return v, i
+
+
 # ---- jax.numpy ----
 def _check_kind_order(name, kind, order):
     if kind is not None:
