@@ -204,10 +204,7 @@ square = _C.square
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """jnp.where(condition, x, y): elementwise selection with jnp's promotion."""
     if x is None and y is None:
-        raise NotImplementedError(
-            "jnp.where(condition) with one argument is jnp.nonzero(condition), whose output "
-            "shape depends on the values; Tessera has no nonzero yet. Pass x and y "
-            "(jnp.where(condition, x, y)).")
+        return nonzero(condition, size=size, fill_value=fill_value)  # noqa: F821 (below)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided "
                          f"to jax.numpy.where, got {x} and {y}.")
@@ -305,6 +302,11 @@ from tessera.numpy._manip import (  # noqa: E402
     triu, vdot, vsplit, vstack)
 from tessera.numpy import linalg  # noqa: E402
 from tessera._src.indexing import take, take_along_axis  # noqa: E402,F401
+from tessera.numpy._indexing_funcs import (  # noqa: E402,F401
+    argpartition, argwhere, bincount, choose, compress, diag_indices, diag_indices_from, diff,
+    digitize, ediff1d, extract, flatnonzero, indices, ix_, nonzero, partition, put,
+    put_along_axis, ravel_multi_index, searchsorted, select, tril_indices, tril_indices_from,
+    triu_indices, triu_indices_from, unique, unravel_index)
 from tessera._src.lax_cumulative import np_cumprod as cumprod, np_cumsum as cumsum, np_cumulative_prod as cumulative_prod, np_cumulative_sum as cumulative_sum, np_nancumprod as nancumprod, np_nancumsum as nancumsum  # noqa: E402,E501
 from tessera._src.lax_sort import np_argsort as argsort, np_lexsort as lexsort, np_median as median, np_nanmedian as nanmedian, np_nanpercentile as nanpercentile, np_nanquantile as nanquantile, np_percentile as percentile, np_quantile as quantile, np_sort as sort, np_sort_complex as sort_complex  # noqa: E402,E501
 
