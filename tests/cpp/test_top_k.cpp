@@ -38,9 +38,11 @@ TEST(TopK, MatchesAStableDescendingSort) {
       const int64_t rows = 3;
       // Few distinct values: many ties; floats also get NaNs and both zeros.
       std::vector<double> v(static_cast<size_t>(rows * n));
-      for (auto& x : v) x = static_cast<double>(std::uniform_int_distribution<int>(-3, 3)(testing::rng()));
+      for (auto& x : v)
+        x = static_cast<double>(std::uniform_int_distribution<int>(-3, 3)(testing::rng()));
       if (is_floating(dt))
-        for (size_t i = 0; i < v.size(); i += 5) v[i] = (i % 3 == 0) ? NAN : (i % 3 == 1 ? -0.0 : 0.0);
+        for (size_t i = 0; i < v.size(); i += 5)
+          v[i] = (i % 3 == 0) ? NAN : (i % 3 == 1 ? -0.0 : 0.0);
       Array x = lax::convert_element_type(numpy::array(v, {rows, n}), dt);
       const auto xs = to_doubles(x);
       for (int64_t k : {int64_t{0}, int64_t{1}, std::min<int64_t>(n, 5), n}) {
@@ -75,9 +77,9 @@ TEST(TopK, GradientMatchesFiniteDifferences) {
     std::vector<double> p = xs, m = xs;
     p[i] += h;
     m[i] -= h;
-    const double fd = (to_doubles(f(numpy::array(p, {4, 9})))[0] -
-                       to_doubles(f(numpy::array(m, {4, 9})))[0]) /
-                      (2 * h);
+    const double fd =
+        (to_doubles(f(numpy::array(p, {4, 9})))[0] - to_doubles(f(numpy::array(m, {4, 9})))[0]) /
+        (2 * h);
     EXPECT_NEAR(g[i], fd, 1e-7) << i;
   }
 }
