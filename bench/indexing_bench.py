@@ -29,14 +29,14 @@ Each sample is one call (time.perf_counter; the result is brought to the host); 
 the samples is reported. gbps counts the input read once and the outputs written once.
 """
 import argparse
-import json
-import math
 import os
 import statistics
 import sys
 import time
 
 import numpy as np
+
+import bench_emit  # noqa: E402 (bench/, the script's own directory)
 
 try:
     import tessera as jax
@@ -168,25 +168,8 @@ CASES = {
     "boolean_mask_16M": boolean_mask,
 }
 
-ORDER = ["bench", "case", "tessera_ms", "peer", "peer_ms", "ratio", "gflops", "gbps", "peak_mb"]
-
-
-def round_sig(v, digits=4):
-    if v == 0 or not math.isfinite(v):
-        return v
-    return round(v, digits - 1 - int(math.floor(math.log10(abs(v)))))
-
-
 def emit(case, rec):
-    """One line as bench/harness.cpp's emit() prints it: ratio = peer_ms / tessera_ms, the
-    common fields first, floats rounded to 4 significant digits."""
-    rec = {"bench": "indexing", "case": case, **rec}
-    if isinstance(rec.get("peer_ms"), float) and rec.get("tessera_ms", 0) > 0:
-        rec["ratio"] = rec["peer_ms"] / rec["tessera_ms"]
-    out = {k: rec[k] for k in ORDER if k in rec}
-    out.update({k: v for k, v in rec.items() if k not in out})
-    out = {k: round_sig(v) if isinstance(v, float) else v for k, v in out.items()}
-    print(json.dumps(out, separators=(",", ":")), flush=True)
+    bench_emit.emit("indexing", case, rec)
 
 
 def main():

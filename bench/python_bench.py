@@ -24,14 +24,14 @@ of many calls (time.perf_counter); the median over the samples, divided by the c
 reported. Tessera is timed before torch is imported, so torch's threads are not in the process.
 """
 import argparse
-import json
-import math
 import os
 import statistics
 import sys
 import time
 
 import numpy as np
+
+import bench_emit  # noqa: E402 (bench/, the script's own directory)
 
 try:
     import tessera as jax
@@ -232,25 +232,8 @@ def jit_call_python(o):
 
 CASES = {"eager_add_small": eager_add_small, "grad_small": grad_small,
          "tree_flatten_params": tree_flatten_params, "jit_call_python": jit_call_python}
-ORDER = ["bench", "case", "tessera_ms", "peer", "peer_ms", "ratio", "gflops", "gbps", "peak_mb"]
-
-
-def round_sig(v, digits=4):
-    if v == 0 or not math.isfinite(v):
-        return v
-    return round(v, digits - 1 - int(math.floor(math.log10(abs(v)))))
-
-
 def emit(case, rec):
-    """One line as bench/harness.cpp's emit() prints it: ratio = peer_ms / tessera_ms, the
-    common fields first, floats rounded to 4 significant digits."""
-    rec = {"bench": "python", "case": case, **rec}
-    if isinstance(rec.get("peer_ms"), float) and rec.get("tessera_ms", 0) > 0:
-        rec["ratio"] = rec["peer_ms"] / rec["tessera_ms"]
-    out = {k: rec[k] for k in ORDER if k in rec}
-    out.update({k: v for k, v in rec.items() if k not in out})
-    out = {k: round_sig(v) if isinstance(v, float) else v for k, v in out.items()}
-    print(json.dumps(out, separators=(",", ":")), flush=True)
+    bench_emit.emit("python", case, rec)
 
 
 def main():
