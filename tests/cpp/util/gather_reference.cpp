@@ -2,6 +2,8 @@
 #include "util/gather_reference.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <type_traits>
 
 #include "tessera/dtype.h"
 
@@ -102,8 +104,19 @@ std::vector<double> naive_scatter_t(const Config& c, const std::vector<double>& 
     T& o = out[ravel(at, c.operand)];
     const T v = static_cast<T>(u[f]);
     if (op == "scatter") o = v;
-    if (op == "add") o = static_cast<T>(o + v);
-    if (op == "mul") o = static_cast<T>(o * v);
+    // Integers wrap (two's complement, as the kernel and XLA): computed unsigned, no UB.
+    if (op == "add") {
+      if constexpr (std::is_integral_v<T>)
+        o = static_cast<T>(static_cast<uint64_t>(o) + static_cast<uint64_t>(v));
+      else
+        o = static_cast<T>(o + v);
+    }
+    if (op == "mul") {
+      if constexpr (std::is_integral_v<T>)
+        o = static_cast<T>(static_cast<uint64_t>(o) * static_cast<uint64_t>(v));
+      else
+        o = static_cast<T>(o * v);
+    }
     if (op == "min") o = (v < o || v != v) ? v : o;
     if (op == "max") o = (v > o || v != v) ? v : o;
   }
