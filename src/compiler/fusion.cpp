@@ -453,7 +453,9 @@ class KernelBuilder {
     }
     const std::optional<IndexMapResult> r = (*index_map_rule(*e.primitive))(
         ins, out, e.params, point,
-        [&](size_t operand, int64_t lo, int64_t hi) { return dynamic_term(m, operand, lo, hi); });
+        [&](size_t operand, std::span<const kir::Affine> at, int64_t lo, int64_t hi) {
+          return dynamic_term(m, operand, at, lo, hi);
+        });
     if (!r) throw CannotCompose{m};
     switch (r->kind) {
       case IndexMapResult::Kind::kOperand:
@@ -477,18 +479,37 @@ class KernelBuilder {
     throw_internal("compiler/fusion", "unknown index-map result");
   }
 
-  // clamp(operand's value, lo, hi) as a form: a constant for a literal, else a symbol of the
-  // kernel (the operand read from memory: a computed one is split off to be materialized).
-  kir::Affine dynamic_term(size_t m, size_t operand, int64_t lo, int64_t hi) {
+  // clamp(operand's element at `at`, lo, hi) as a form: a constant for a literal, else a symbol
+  // of the kernel (the operand read from memory: a computed one is split off to be
+  // materialized). A symbol is read per point, before any guard, so its element must be a
+  // function of the iteration indices alone (not of other symbols), inside the operand over the
+  // whole space, and constant along a reduction kernel's inner dimensions; otherwise equation m
+  // is computed by a kernel of its own.
+  kir::Affine dynamic_term(size_t m, size_t operand, std::span<const kir::Affine> at, int64_t lo,
+                           int64_t hi) {
     const Atom& a = j_.eqns[m].invars[operand];
+    const Shape& shape = atom_aval(a).shape;
+    if (at.size() != shape.size())
+      throw_internal("compiler/fusion", "a dynamic value's point has the wrong rank");
+    kir::Affine index = over_dims(linear_offset(at, shape));
+    for (size_t d = dims_.size(); d < index.coeff.size(); ++d)
+      if (index.coeff[d] != 0) throw CannotCompose{m};
+    index.coeff.resize(dims_.size(), 0);
     if (const Literal* lit = std::get_if<Literal>(&a)) {
+      if (!index.is_constant()) throw CannotCompose{m};
       const Aval& av = lit->aval();
-      const scalar::ScalarValue v = kir::read_element(lit->value().raw_data("jit"), av.dtype, 0);
+      const scalar::ScalarValue v =
+          kir::read_element(lit->value().raw_data("jit"), av.dtype, index.offset);
       return kir::Affine::constant(kir::Symbol::clamp(v, lo, hi), dims_.size());
     }
     const Var& v = std::get<Var>(a);
     if (member(v)) throw CannotCompose{producer_.at(v.id())};
-    const kir::Symbol sy{param_of(v), kir::Affine::constant(0, dims_.size()), lo, hi};
+    for (size_t d = outer_; d < dims_.size(); ++d)
+      if (index.coeff[d] != 0) throw CannotCompose{m};
+    if (shape_size(dims_) > 0 &&
+        (index.min_over(dims_) < 0 || index.max_over(dims_) >= shape_size(shape)))
+      throw CannotCompose{m};
+    const kir::Symbol sy{param_of(v), std::move(index), lo, hi};
     const size_t k = registered(symbols_, sy, "a symbol");
     kir::Affine t = kir::Affine::constant(lo, dims_.size() + k + 1);
     t.coeff[dims_.size() + k] = 1;
@@ -711,6 +732,14 @@ kir::Kernel merge_kernels(const kir::Kernel& a, const std::vector<Var>& a_in, co
   return k;
 }
 
+// Whether every symbol of k is constant along the last `inner` dimensions.
+bool row_constant_symbols(const kir::Kernel& k, size_t inner) {
+  for (const kir::Symbol& sy : k.symbols)
+    for (size_t d = k.dims.size() - inner; d < sy.index.coeff.size(); ++d)
+      if (sy.index.coeff[d] != 0) return false;
+  return true;
+}
+
 // Groups over the same iteration space (lone elementwise equations too) that read a common
 // input and do not depend on each other become one kernel with several outputs (each input read
 // once for all), placed at the later root — when nothing outside reads the earlier group's outputs
@@ -739,6 +768,11 @@ void merge_siblings(const Jaxpr& j, FusionPlan& plan) {
         const bool map_beside =
             (ka.stages.empty() && !kb.row_outputs) || (kb.stages.empty() && !ka.row_outputs);
         if (ka.dims != kb.dims || !(same || map_beside)) continue;
+        // A map kernel's symbols are read per point; beside a reduction they must be constant
+        // along its inner dimensions (read once per row).
+        if (!same && !(ka.stages.empty() ? row_constant_symbols(ka, kb.inner)
+                                         : row_constant_symbols(kb, ka.inner)))
+          continue;
         bool share = false;
         for (const Var& v : B.inputs)
           share |= std::find(A.inputs.begin(), A.inputs.end(), v) != A.inputs.end();
@@ -817,9 +851,11 @@ bool fusible(const JaxprEqn& e) {
   if (index_map) {
     const std::vector<Aval> ins = in_avals(e);
     const Aval& out = e.outvars[0].aval();
-    const std::optional<IndexMapResult> r = (*index_map_rule(p))(
-        ins, out, e.params, identity_point(out.shape),
-        [&](size_t, int64_t lo, int64_t) { return kir::Affine::constant(lo, out.shape.size()); });
+    const std::optional<IndexMapResult> r =
+        (*index_map_rule(p))(ins, out, e.params, identity_point(out.shape),
+                             [&](size_t, std::span<const kir::Affine>, int64_t lo, int64_t) {
+                               return kir::Affine::constant(lo, out.shape.size());
+                             });
     if (!r) return false;
   }
   return true;

@@ -14,10 +14,14 @@
 //             `point` (pad, concatenate); every point satisfies some piece's guards. Fusion
 //             computes every piece at every point it needs, its loads guarded by the piece's
 //             guards, and selects (the last piece where all others fail).
-// A rule may use run-time values: `dynamic(k, lo, hi)` is the affine form of clamp(operand k's
-// value (a rank-0 integer), lo, hi) — a symbol of the kernel (kernel_ir.h), or a constant for a
-// literal operand — which points and guards may use like any form (dynamic_slice's clamped
-// starts; dynamic_update_slice's, in pieces and guards).
+// A rule may use run-time values: `dynamic(k, point, lo, hi)` is the affine form of
+// clamp(operand k's element at `point` (an integer operand; an empty point for a rank-0 one),
+// lo, hi) — a symbol of the kernel (kernel_ir.h), or a constant for a literal operand — which
+// points and guards may use like any form (dynamic_slice's clamped starts; dynamic_update_slice's,
+// in pieces and guards; gather's clamped window starts, whose point follows the output's batch
+// dimensions: an indirect load). Fusion refuses (the equation is computed by a kernel of its own)
+// a point that is not a function of the iteration indices alone, one that leaves the operand, or
+// one that varies over a reduction kernel's inner dimensions.
 // A rule returns nullopt when it cannot say (a param it does not handle).
 #pragma once
 
@@ -47,7 +51,8 @@ struct IndexMapResult {
 using IndexMapRule = std::function<std::optional<IndexMapResult>(
     std::span<const Aval> in, const Aval& out, const Params& params,
     std::span<const kir::Affine> out_point)>;
-using DynamicValue = std::function<kir::Affine(size_t operand, int64_t lo, int64_t hi)>;
+using DynamicValue = std::function<kir::Affine(size_t operand, std::span<const kir::Affine> point,
+                                               int64_t lo, int64_t hi)>;
 using DynamicIndexMapRule = std::function<std::optional<IndexMapResult>(
     std::span<const Aval> in, const Aval& out, const Params& params,
     std::span<const kir::Affine> out_point, const DynamicValue& dynamic)>;

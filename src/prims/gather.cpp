@@ -1,14 +1,16 @@
 // gather(operand, indices) with JAX's rules (jax/_src/lax/slicing.py): the shape rule and its
 // errors, the eager kernel (gather_kernels.h), the JVP (the same gather of the tangent, filling
 // with 0), the transpose (a scatter-add of the cotangent into zeros with the mirrored dimension
-// numbers) and batching into one gather with batching dims (operand and/or indices batched:
-// never a loop).
+// numbers), batching into one gather with batching dims (operand and/or indices batched:
+// never a loop), and the index map that lets jit fuse a clamping gather with its consumers as
+// an indirect load.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 
+#include "compiler/index_map.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
@@ -277,6 +279,49 @@ BatchOut gather_batch(const BatchAxis&, std::span<const Array> args, std::span<c
   return {one(bind_gather(x, idx, a)), {0}};
 }
 
+// The index map of a clamping gather (CLIP, PROMISE_IN_BOUNDS): the output element at `at` is
+// the operand element at the window start plus the offset coordinates, each start the clamped
+// index read at the point's batch coordinates (a symbol of the kernel: an indirect load). The
+// output's batch dimensions (those not in offset_dims) are the indices' dimensions before the
+// index vector; operand batching dims take their batch coordinate. FILL_OR_DROP (and ONE_HOT)
+// would need the unclamped index as a guard: not fused.
+std::optional<compiler::IndexMapResult> gather_map(std::span<const Aval> in, const Aval& out,
+                                                   const Params& p,
+                                                   std::span<const compiler::kir::Affine> at,
+                                                   const compiler::DynamicValue& dynamic) {
+  using compiler::kir::Affine;
+  if (in.size() != 2 || at.size() != out.shape.size()) return std::nullopt;
+  const GatherArgs a = GatherArgs::from(p);
+  if (a.mode != GatherScatterMode::kClip && a.mode != GatherScatterMode::kPromiseInBounds)
+    return std::nullopt;
+  const auto& dn = a.dnums;
+  const Shape& x = in[0].shape;
+  const Shape& idx = in[1].shape;
+  std::vector<Affine> batch;
+  for (size_t d = 0; d < at.size(); ++d)
+    if (!contains(dn.offset_dims, static_cast<int64_t>(d))) batch.push_back(at[d]);
+  if (batch.size() + 1 != idx.size()) return std::nullopt;
+  compiler::IndexMapResult r;
+  r.point.assign(x.size(), Affine{});
+  size_t w = 0;
+  for (size_t d = 0; d < x.size(); ++d) {
+    const auto dd = static_cast<int64_t>(d);
+    if (contains(dn.collapsed_slice_dims, dd) || contains(dn.operand_batching_dims, dd)) continue;
+    r.point[d] = at[static_cast<size_t>(dn.offset_dims[w++])];
+  }
+  for (size_t i = 0; i < dn.operand_batching_dims.size(); ++i)
+    r.point[static_cast<size_t>(dn.operand_batching_dims[i])] =
+        batch[static_cast<size_t>(dn.start_indices_batching_dims[i])];
+  for (size_t j = 0; j < dn.start_index_map.size(); ++j) {
+    const auto d = static_cast<size_t>(dn.start_index_map[j]);
+    if (x[d] == a.slice_sizes[d]) continue;  // the window covers the dimension: start 0
+    std::vector<Affine> ip = batch;
+    ip.push_back(Affine::constant(static_cast<int64_t>(j), 0));
+    r.point[d] = r.point[d] + dynamic(1, ip, 0, x[d] - a.slice_sizes[d]);
+  }
+  return r;
+}
+
 }  // namespace
 
 Params GatherArgs::params() const {
@@ -332,6 +377,7 @@ void register_gather() {
   gather_p.jvp = gather_jvp;
   gather_p.transpose = gather_transpose;
   gather_p.batch = gather_batch;
+  compiler::register_index_map(gather_p, compiler::DynamicIndexMapRule(gather_map));
   register_primitive(gather_p);
 }
 

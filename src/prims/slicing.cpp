@@ -499,7 +499,7 @@ std::optional<compiler::IndexMapResult> dynamic_slice_map(std::span<const Aval> 
   compiler::IndexMapResult r;
   r.point.assign(at.begin(), at.end());
   for (size_t d = 0; d < x.size(); ++d)
-    if (x[d] != out.shape[d]) r.point[d] = r.point[d] + dynamic(d + 1, 0, x[d] - out.shape[d]);
+    if (x[d] != out.shape[d]) r.point[d] = r.point[d] + dynamic(d + 1, {}, 0, x[d] - out.shape[d]);
   return r;
 }
 
@@ -516,7 +516,7 @@ std::optional<compiler::IndexMapResult> dynamic_update_slice_map(
   compiler::IndexMapPiece inside{1, {}, {}};
   for (size_t d = 0; d < x.size(); ++d) {
     compiler::kir::Affine p = at[d];
-    if (u[d] != x[d]) p = p + dynamic(d + 2, 0, x[d] - u[d]).scaled(-1);
+    if (u[d] != x[d]) p = p + dynamic(d + 2, {}, 0, x[d] - u[d]).scaled(-1);
     inside.point.push_back(p);
     inside.guards.push_back({p, 0, u[d]});
   }

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -937,6 +938,147 @@ TEST(FusionDynamic, DynamicUpdateSliceSelectsTheWindow) {
       random_array({2, 3}, DType::kFloat32), n);
 }
 
+// ---- indirect loads: gather ----
+
+// The group holding an equation of primitive `name`, or null.
+const compiler::FusionGroup* group_with(const ClosedJaxpr& cj, const FusionPlan& p,
+                                        const std::string& name) {
+  for (const auto& g : p.groups)
+    for (size_t m : g.members)
+      if (cj.jaxpr->eqns[m].primitive->name() == name) return &g;
+  return nullptr;
+}
+
+// Random int32 indices in [lo, hi] of the given shape.
+Array random_ids(const Shape& shape, int32_t lo, int32_t hi) {
+  std::uniform_int_distribution<int32_t> d(lo, hi);
+  std::vector<int32_t> v(static_cast<size_t>(shape_size(shape)));
+  for (int32_t& x : v) x = d(testing::rng());
+  return tnp::array(v, shape);
+}
+
+// f's plan checked by the evaluator, and jit(f) bitwise equal to f.
+template <class F>
+FusionPlan gather_case(F f, const std::vector<Array>& args, ClosedJaxpr* out = nullptr) {
+  auto g = [&](const std::vector<Array>& a) { return f(a); };
+  ClosedJaxpr cj = make_jaxpr(g)(args);
+  FusionPlan p = check_plan(cj, args);
+  const Array want = f(args);
+  const Array got = jit(g)(args);
+  EXPECT_EQ(got.shape(), want.shape());
+  EXPECT_EQ(std::memcmp(got.raw_data("test"), want.raw_data("test"), want.nbytes()), 0)
+      << "jit " << got.repr() << "\neager " << want.repr();
+  if (out != nullptr) *out = cj;
+  return p;
+}
+
+TEST(FusionGather, EmbeddingLookupIsAnIndirectLoadOfTheKernel) {
+  // table[ids] of a computed table, clamped out-of-range ids included: one kernel, the id a
+  // symbol read at every output row.
+  const GatherDimensionNumbers dn{{1}, {0}, {0}, {}, {}};
+  for (int trial = 0; trial < 4; ++trial) {
+    Array table = random_array({10, 7}, DType::kFloat32);
+    Array ids = random_ids({6, 1}, -3, 14);
+    ClosedJaxpr cj;
+    FusionPlan p = gather_case(
+        [&](const std::vector<Array>& a) {
+          return lax::gather(a[0] * 2.0f + 1.0f, a[1], dn, {1, 7}) - 0.5f;
+        },
+        {table, ids}, &cj);
+    ASSERT_EQ(p.groups.size(), 1u);
+    const compiler::FusionGroup& g = p.groups[0];
+    std::set<std::string> names;
+    for (size_t m : g.members) names.insert(cj.jaxpr->eqns[m].primitive->name());
+    EXPECT_EQ(names, (std::set<std::string>{"add", "gather", "mul", "sub"}));
+    ASSERT_EQ(g.kernel.symbols.size(), 1u);
+    EXPECT_FALSE(g.kernel.symbols[0].index.is_constant()) << g.kernel.text();
+    EXPECT_EQ(g.kernel.symbols[0].hi, 9);
+  }
+}
+
+TEST(FusionGather, EveryDimensionNumberFormMatchesEager) {
+  // Points of several indices (x[i, j] pairs), windows wider than 1, a window covering its
+  // dimension (no symbol), operand batching dims (vmap of take_along_axis), unsigned and int64
+  // indices, all against eager and the evaluator.
+  Array x = random_array({6, 8}, DType::kFloat32);
+  gather_case(
+      [&](const std::vector<Array>& a) {
+        return tnp::exp(lax::gather(a[0], a[1], {{}, {0, 1}, {0, 1}, {}, {}}, {1, 1}));
+      },
+      {x, random_ids({4, 3, 2}, -2, 9)});
+  gather_case(
+      [&](const std::vector<Array>& a) {
+        return lax::gather(tnp::abs(a[0]), a[1], {{1, 2}, {}, {0}, {}, {}}, {3, 8}) * 3.0f;
+      },
+      {x, random_ids({5, 1}, -1, 7)});
+  gather_case(
+      [&](const std::vector<Array>& a) {
+        return lax::gather(a[0] + 1.0f, a[1], {{0}, {1}, {1}, {}, {}}, {6, 1}) * 3.0f;
+      },
+      {x, tnp::astype(random_ids({5, 1}, 0, 12), DType::kUInt8)});
+  Array y = random_array({4, 6, 3}, DType::kFloat32);
+  gather_case(
+      [&](const std::vector<Array>& a) {
+        return lax::gather(a[0] * a[0], a[1], {{2}, {1}, {1}, {0}, {0}}, {1, 1, 3}) - 1.0f;
+      },
+      {y, tnp::astype(random_ids({4, 5, 1}, -1, 7), DType::kInt64)});
+}
+
+TEST(FusionGather, ReductionsAndWhatCannotBeRead) {
+  const GatherDimensionNumbers rows{{1}, {0}, {0}, {}, {}};
+  Array table = random_array({9, 16}, DType::kFloat32);
+  Array ids = random_ids({5, 1}, 0, 8);
+  // A row reduction over the gathered window: the id is constant along the row, one kernel.
+  ClosedJaxpr cj;
+  FusionPlan p = gather_case(
+      [&](const std::vector<Array>& a) {
+        return tnp::sum(tnp::exp(lax::gather(a[0], a[1], rows, {1, 16})), 1);
+      },
+      {table, ids}, &cj);
+  const compiler::FusionGroup* g = group_with(cj, p, "gather");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g, group_with(cj, p, "reduce_sum"));
+  // A reduction over the gathered points themselves (the id changes along the row): the gather
+  // is a kernel of its own.
+  p = gather_case(
+      [&](const std::vector<Array>& a) {
+        return tnp::sum(lax::gather(a[0], a[1], {{0}, {0}, {0}, {}, {}}, {1, 16}) * 2.0f, 1);
+      },
+      {table, ids}, &cj);
+  EXPECT_NE(group_with(cj, p, "gather"), group_with(cj, p, "reduce_sum"));
+  // Computed ids are materialized first; a padded gather, whose points leave the indices outside
+  // the window, is computed by a kernel of its own; FILL_OR_DROP stays an eager thunk.
+  gather_case(
+      [&](const std::vector<Array>& a) {
+        Array k = tnp::astype(tnp::sum(a[0]) > 0.0, DType::kInt32);
+        return lax::gather(a[0], a[1] * k + 1, rows, {1, 16}) + 1.0f;
+      },
+      {table, ids});
+  gather_case(
+      [&](const std::vector<Array>& a) {
+        return lax::pad(lax::gather(a[0] * 2.0f, a[1], rows, {1, 16}), tnp::full({}, 0.5),
+                        {{1, 2, 0}, {0, 0, 0}}) +
+               1.0f;
+      },
+      {table, ids});
+  lax::GatherOptions fill;
+  fill.mode = GatherScatterMode::kFillOrDrop;
+  p = gather_case(
+      [&](const std::vector<Array>& a) {
+        return lax::gather(a[0], a[1], rows, {1, 16}, fill) + 1.0f;
+      },
+      {table, random_ids({5, 1}, -2, 11)}, &cj);
+  EXPECT_EQ(group_with(cj, p, "gather"), nullptr);
+  // A map kernel reading ids per point does not join a reduction over those points.
+  gather_case(
+      [&](const std::vector<Array>& a) {
+        Array t = a[0] * 2.0f;
+        Array gt = lax::gather(t, a[1], {{0}, {0}, {0}, {}, {}}, {1, 16});  // [16, 5]
+        return gt + tnp::sum(gt * 3.0f, 1, true);
+      },
+      {table, ids});
+}
+
 TEST(KernelIr, GuardedLoadsNarrowTheCheckedRangeAndReadZeroOutside) {
   using compiler::kir::Affine;
   // out[i0, i1] = x[i0, i1 - 2] + 1 where 2 <= i1 < 6, else 1: x is [3, 4], the space [3, 9].
@@ -999,10 +1141,9 @@ TEST(Fusion, ListsThePrimitivesThatStayThunks) {
   EXPECT_GT(fused, 80);
   // Every elementwise primitive has a scalar definition.
   EXPECT_EQ(thunks.count("elementwise"), 0u);
-  // Every data-movement primitive composes except gather, whose per-point indirect loads
-  // (symbols indexed by the output's batch dims) are not lowered yet; the reductions without a
-  // fold rule (index-carrying, cumulative, the generic reduce).
-  EXPECT_EQ(thunks["index_map"], (std::vector<std::string>{"gather"}));
+  // Every data-movement primitive composes (gather in its clamping modes; FILL_OR_DROP stays a
+  // thunk); the reductions without a fold rule (index-carrying, cumulative, the generic reduce).
+  EXPECT_EQ(thunks.count("index_map"), 0u);
   EXPECT_EQ(thunks["reduction"],
             (std::vector<std::string>{"argmax", "argmin", "cumlogsumexp", "cummax", "cummin",
                                       "cumprod", "cumsum", "reduce"}));

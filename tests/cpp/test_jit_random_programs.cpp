@@ -1,7 +1,8 @@
 // Differential testing of jit: random programs — DAGs of elementwise (unary, binary with NumPy
 // broadcasting, weak Python scalars, where), index-map (transpose, reshape, flip, expand_dims +
 // broadcast_to, pad with cropping and interior padding, concatenate, dynamic_slice and
-// dynamic_update_slice with literal and computed starts), reduction (sum, max over an
+// dynamic_update_slice with literal and computed starts, integer-array indexing — a gather —
+// with constant or computed indices, out of range ones clamped), reduction (sum, max over an
 // axis), contraction (matmul) and convert primitives over random shapes — give bitwise the same
 // results under jit as eagerly. jit runs them through the whole pipeline (inline, fold, simplify,
 // cse, dce) and its thunks, so every simplification rule must be exact. Each program is recorded as
@@ -43,7 +44,8 @@ enum class Op {
   kPad,
   kConcat,
   kDynamicSlice,
-  kDynamicUpdateSlice
+  kDynamicUpdateSlice,
+  kTake
 };
 
 struct Step {
@@ -167,6 +169,16 @@ Array run_step(const Step& s, const std::vector<Array>& v) {
       }
       return lax::dynamic_update_slice(a + 1.0, lax::slice(a, zero, sizes) * 3.0, starts);
     }
+    case Op::kTake: {  // a[:, ..., ids] along axis args[1]; ids args[3:] (computed if args[2])
+      const auto axis = static_cast<size_t>(s.args[1]);
+      std::vector<int32_t> ids;
+      for (size_t k = 3; k < s.args.size(); ++k) ids.push_back(static_cast<int32_t>(s.args[k]));
+      Array idx = tnp::array(ids, {static_cast<int64_t>(ids.size())});
+      if (s.args[2] != 0) idx = idx + tnp::astype(tnp::sum(a) > 0.0, DType::kInt32);
+      std::vector<Index> where(axis, Slice());
+      where.push_back(idx);
+      return a[where] * 1.5;
+    }
   }
   return a;
 }
@@ -178,7 +190,7 @@ Step choose(const std::vector<Array>& v, std::mt19937_64& g) {
     const int64_t i = pick(v.size());
     const Array& a = v[static_cast<size_t>(i)];
     const Shape& sh = a.shape();
-    switch (static_cast<Op>(pick(15))) {
+    switch (static_cast<Op>(pick(16))) {
       case Op::kUnary:
         return {Op::kUnary, {i, pick(7)}};
       case Op::kBinary:
@@ -265,6 +277,15 @@ Step choose(const std::vector<Array>& v, std::mt19937_64& g) {
           s.args.push_back(start);
           s.args.push_back(n == 0 ? 0 : 1 + pick(n));
         }
+        return s;
+      }
+      case Op::kTake: {
+        if (sh.empty()) continue;
+        const int64_t axis = pick(sh.size());
+        const int64_t n = sh[static_cast<size_t>(axis)];
+        if (n == 0) continue;
+        Step s{Op::kTake, {i, axis, pick(3) == 0 ? 1 : 0}};
+        for (int64_t k = 1 + pick(5); k > 0; --k) s.args.push_back(pick(2 * n + 4) - n - 2);
         return s;
       }
     }
