@@ -59,6 +59,8 @@ void check(std::string_view name, const Value& value);
 // Typed reads for the core; TypeError when the flag is of another kind.
 bool read_bool(std::string_view name);
 std::optional<std::string> read_string(std::string_view name);  // string and enum kinds
+// read_bool("jax_disable_jit") without a lookup by name (every jitted call reads it).
+bool disable_jit();
 
 // Python's repr of a value ('raise', True, None, 3) and Python's type of it (<class 'str'>).
 std::string repr(const Value& v);

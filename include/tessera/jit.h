@@ -154,7 +154,8 @@ class Jitted {
     using Out = traced_t<detail::RawOut<F, ArgsTuple>>;
     detail::FlatArgs fa = detail::flatten_args(args...);
     TreeDef out_def;
-    flat::Fun fun = make_fun<ArgsTuple>(fa, out_def, std::index_sequence_for<Args...>{});
+    const FunState st{this, &fa, &out_def};
+    flat::Fun fun = make_fun<ArgsTuple>(st, std::index_sequence_for<Args...>{});
     std::vector<Array> outs =
         cache_->call(TreeDef::tuple(fa.defs), fa.leaves, fun, out_def, nullptr,
                      flat::donation_mask(cache_->options(), fa.defs));
@@ -166,7 +167,8 @@ class Jitted {
     using ArgsTuple = std::tuple<std::remove_cvref_t<Args>...>;
     detail::FlatArgs fa = detail::flatten_args(args...);
     TreeDef out_def;
-    flat::Fun fun = make_fun<ArgsTuple>(fa, out_def, std::index_sequence_for<Args...>{});
+    const FunState st{this, &fa, &out_def};
+    flat::Fun fun = make_fun<ArgsTuple>(st, std::index_sequence_for<Args...>{});
     return cache_->trace(TreeDef::tuple(fa.defs), fa.leaves, fun, out_def);
   }
   // JAX's jit(f).lower(args...): the Lowered program of this signature (arguments may be
@@ -176,7 +178,8 @@ class Jitted {
     detail::FlatArgs fa = detail::flatten_args(args...);
     TreeDef out_def;
     using ArgsTuple = std::tuple<std::remove_cvref_t<Args>...>;
-    flat::Fun fun = make_fun<ArgsTuple>(fa, out_def, std::index_sequence_for<Args...>{});
+    const FunState st{this, &fa, &out_def};
+    flat::Fun fun = make_fun<ArgsTuple>(st, std::index_sequence_for<Args...>{});
     TreeDef in_def = TreeDef::tuple(fa.defs);
     ClosedJaxpr j = cache_->trace(in_def, fa.leaves, fun, out_def);
     std::vector<Aval> avals;
@@ -186,12 +189,18 @@ class Jitted {
   int64_t trace_count() const { return cache_->trace_count(); }
 
  private:
+  // What the traced function reads, in the caller's frame: the function object captures one
+  // pointer to it, so it is stored inline (no allocation on a cached call).
+  struct FunState {
+    const Jitted* self;
+    const detail::FlatArgs* fa;
+    TreeDef* out_def;
+  };
   template <class ArgsTuple, size_t... K>
-  flat::Fun make_fun(const detail::FlatArgs& fa, TreeDef& out_def,
-                     std::index_sequence<K...> seq) const {
-    return [this, &fa, &out_def, seq](std::span<const Array> xs) {
-      auto targs = detail::unflatten_args<ArgsTuple>(fa, xs, seq);
-      return detail::flatten_out(std::apply(f_, targs), out_def);
+  static flat::Fun make_fun(const FunState& st, std::index_sequence<K...>) {
+    return [s = &st](std::span<const Array> xs) {
+      auto targs = detail::unflatten_args<ArgsTuple>(*s->fa, xs, std::index_sequence<K...>{});
+      return detail::flatten_out(std::apply(s->self->f_, targs), *s->out_def);
     };
   }
   F f_;

@@ -227,6 +227,9 @@ struct FlatArgs {
 template <class... Args>
 FlatArgs flatten_args(const Args&... args) {
   FlatArgs fa;
+  fa.leaves.reserve(sizeof...(Args));  // one leaf per argument is the common case
+  fa.defs.reserve(sizeof...(Args));
+  fa.offsets.reserve(sizeof...(Args) + 1);
   fa.offsets.push_back(0);
   (
       [&] {

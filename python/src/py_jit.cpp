@@ -55,7 +55,7 @@ struct JitFunction {
 
 py::object jit_function_call(py::object self, py::args args, py::kwargs kwargs) {
   JitFunction& jf = self.cast<JitFunction&>();
-  if (!jf.fast || kwargs.size() != 0 || config::read_bool("jax_disable_jit"))
+  if (!jf.fast || kwargs.size() != 0 || config::disable_jit())
     return self.attr("_call_python")(*args, **kwargs);
   py::list leaves;
   pytree::Flattener fl{leaves.ptr(), nullptr, true, false, {}};

@@ -2,6 +2,7 @@
 #include "compiler/executable.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -264,18 +265,25 @@ class FusedThunk final : public Thunk {
         shown_(shown) {}
 
   void execute(const ExecContext& ctx, std::vector<Array>& buffers) const override {
-    std::vector<void*> ptrs;
-    ptrs.reserve(in_.size() + out_.size());
-    for (const Operand& o : in_)
-      ptrs.push_back(const_cast<void*>(buffers[o.buffer].raw_data("jit")));
-    std::vector<Array> results;
-    for (const Aval& a : out_avals_) {
-      results.push_back(empty_array(a, "jit", ctx.device));
-      ptrs.push_back(results.back().buffer("jit")->data());
+    // The pointer list on the stack for small kernels; results go straight to their buffers
+    // (an output nothing reads is kept alive in `unread` until the kernel ran).
+    constexpr size_t kSmall = 16;
+    const size_t n = in_.size() + out_.size();
+    std::array<void*, kSmall> small{};
+    std::vector<void*> big(n > kSmall ? n : 0);
+    void** ptrs = n > kSmall ? big.data() : small.data();
+    size_t k = 0;
+    for (const Operand& o : in_) ptrs[k++] = const_cast<void*>(buffers[o.buffer].raw_data("jit"));
+    std::vector<Array> unread;
+    for (size_t o = 0; o < out_.size(); ++o) {
+      Array r = empty_array(out_avals_[o], "jit", ctx.device);
+      ptrs[k++] = r.buffer("jit")->data();
+      if (out_[o] >= 0)
+        buffers[out_[o]] = std::move(r);
+      else
+        unread.push_back(std::move(r));
     }
-    code_->run(ptrs, kernel_.num_outer());
-    for (size_t o = 0; o < out_.size(); ++o)
-      if (out_[o] >= 0) buffers[out_[o]] = std::move(results[o]);
+    code_->run(std::span<void* const>(ptrs, n), kernel_.num_outer());
   }
 
   std::string text() const override {

@@ -2,6 +2,7 @@
 #include "tessera/config.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <functional>
@@ -68,6 +69,8 @@ void check_platform_name(const Value& v) {
 
 const char* kLater15 = "stored: takes effect with jit (issue 15)";
 
+std::atomic<bool> g_disable_jit{false};
+
 std::vector<Flag> definitions() {
   std::vector<Flag> f;
   auto add = [&](std::string name, Kind kind, Value def, std::vector<std::string> choices,
@@ -98,8 +101,14 @@ std::vector<Flag> definitions() {
       "The default precision of matmul-like operations (dot_general, conv).",
       "in effect: the CPU kernels always compute at full float32 precision ('highest'), which "
       "every setting permits");
-  add("jax_disable_jit", Kind::kBool, false, {}, "Run jit-decorated functions op by op.",
-      "in effect: jit-decorated functions run eagerly, op by op");
+  Flag& no_jit =
+      add("jax_disable_jit", Kind::kBool, false, {}, "Run jit-decorated functions op by op.",
+          "in effect: jit-decorated functions run eagerly, op by op");
+  // Read on every jitted call: kept in an atomic (disable_jit()), not looked up by name.
+  no_jit.get = [] { return Value(g_disable_jit.load(std::memory_order_relaxed)); };
+  no_jit.set = [](const Value& v) {
+    g_disable_jit.store(std::get<bool>(v), std::memory_order_relaxed);
+  };
   add("jax_debug_nans", Kind::kBool, false, {},
       "Raise FloatingPointError when an operation produces a NaN.", kLater15);
   add("jax_debug_infs", Kind::kBool, false, {},
@@ -203,10 +212,13 @@ Registry& registry() {
     reg->flags = definitions();
     for (Flag& f : reg->flags) {
       // x64 reads its own variables (TESSERA_ENABLE_X64, then JAX_ENABLE_X64) on first use.
-      if (f.get) continue;
+      if (f.info.name == "jax_enable_x64") continue;
       if (std::optional<Value> v = from_env(f)) {
         validate(f, *v);
-        f.value = *v;
+        if (f.set)
+          f.set(*v);
+        else
+          f.value = *v;
       }
     }
     for (const Flag& f : reg->flags) reg->infos.push_back(f.info);
@@ -263,6 +275,11 @@ void update(std::string_view name, const Value& value) {
 
 void reject(std::string_view name, std::string_view value_text, std::string_view type) {
   throw_kind_error(info(name), value_text, type);
+}
+
+bool disable_jit() {
+  registry();  // the environment's value, on first use
+  return g_disable_jit.load(std::memory_order_relaxed);
 }
 
 bool read_bool(std::string_view name) {

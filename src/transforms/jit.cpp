@@ -1,6 +1,7 @@
 // flat::JitCache (tessera/jit.h): the trace cache of a jitted function and its call, which binds
 // the `jit` primitive (prims/jit.h) on the staged program.
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -18,31 +19,62 @@ namespace {
 
 using JaxprPtr = std::shared_ptr<const Jaxpr>;
 
+// A call's signature as it arrives: no copies (what a cache hit looks up with).
+struct KeyView {
+  const TreeDef& def;
+  std::span<const Array> args;
+  bool x64 = false;
+};
+
 struct Key {
   TreeDef def;
   std::vector<Aval> avals;
   bool x64 = false;
-  bool operator==(const Key& o) const {
-    if (x64 != o.x64 || avals.size() != o.avals.size() || !(def == o.def)) return false;
-    for (size_t i = 0; i < avals.size(); ++i)
-      if (avals[i].shape != o.avals[i].shape || avals[i].dtype != o.avals[i].dtype ||
-          avals[i].weak_type != o.avals[i].weak_type)
-        return false;
-    return true;
-  }
 };
 
+bool same_type(const Aval& a, const Aval& b) {
+  return a.dtype == b.dtype && a.weak_type == b.weak_type && a.shape == b.shape;
+}
+
+// One hash for stored keys and arriving calls (transparent: a hit copies nothing).
 struct KeyHash {
-  size_t operator()(const Key& k) const {
-    size_t h = k.def.hash() * 31 + static_cast<size_t>(k.x64);
+  using is_transparent = void;
+  template <class Avals>
+  static size_t hash(const TreeDef& def, bool x64, size_t n, const Avals& aval_at) {
+    size_t h = def.hash() * 31 + static_cast<size_t>(x64);
     auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-    for (const Aval& a : k.avals) {
+    for (size_t i = 0; i < n; ++i) {
+      const Aval& a = aval_at(i);
       mix(static_cast<size_t>(a.dtype) * 2 + static_cast<size_t>(a.weak_type));
       for (int64_t d : a.shape) mix(static_cast<size_t>(d));
       mix(a.shape.size());
     }
     return h;
   }
+  size_t operator()(const Key& k) const {
+    return hash(k.def, k.x64, k.avals.size(), [&](size_t i) -> const Aval& { return k.avals[i]; });
+  }
+  size_t operator()(const KeyView& k) const {
+    return hash(k.def, k.x64, k.args.size(),
+                [&](size_t i) -> const Aval& { return k.args[i].aval(); });
+  }
+};
+
+struct KeyEq {
+  using is_transparent = void;
+  bool operator()(const Key& a, const Key& b) const {
+    if (a.x64 != b.x64 || a.avals.size() != b.avals.size() || !(a.def == b.def)) return false;
+    for (size_t i = 0; i < a.avals.size(); ++i)
+      if (!same_type(a.avals[i], b.avals[i])) return false;
+    return true;
+  }
+  bool operator()(const KeyView& a, const Key& b) const {
+    if (a.x64 != b.x64 || a.args.size() != b.avals.size() || !(a.def == b.def)) return false;
+    for (size_t i = 0; i < a.args.size(); ++i)
+      if (!same_type(a.args[i].aval(), b.avals[i])) return false;
+    return true;
+  }
+  bool operator()(const Key& a, const KeyView& b) const { return (*this)(b, a); }
 };
 
 struct Entry {
@@ -50,6 +82,8 @@ struct Entry {
   std::vector<Array> consts;
   TreeDef out_def;
   Params params;  // the jit equation's, without donation (built once: calls reuse it)
+  // Set once bind() accepted `params`: later calls skip its signature check.
+  mutable std::atomic<bool> checked{false};
 };
 
 // The default DebugInfo of a jitted call: JitOptions::name and the arguments' key paths.
@@ -74,22 +108,22 @@ bool any_tracer(std::span<const Array> xs) {
 struct JitCache::Impl {
   JitOptions options;
   mutable std::mutex mu;
-  std::unordered_map<Key, std::shared_ptr<const Entry>, KeyHash> entries;
+  std::unordered_map<Key, std::shared_ptr<const Entry>, KeyHash, KeyEq> entries;
   int64_t traces = 0;
 
   std::shared_ptr<const Entry> lookup(const TreeDef& in_def, std::span<const Array> args,
                                       const Fun& fun, TreeDef& out_def, const DebugInfoFn& debug) {
-    Key key{in_def, {}, x64_enabled()};
-    key.avals.reserve(args.size());
-    for (const Array& a : args) {
+    for (const Array& a : args)
       if (!a.defined()) throw ValueError(op_message("jit", "an argument is an empty Array handle"));
-      key.avals.push_back(a.aval());
-    }
+    const bool x64 = x64_enabled();
     {
       std::lock_guard<std::mutex> lock(mu);
-      auto it = entries.find(key);
+      auto it = entries.find(KeyView{in_def, args, x64});
       if (it != entries.end()) return it->second;
     }
+    Key key{in_def, {}, x64};
+    key.avals.reserve(args.size());
+    for (const Array& a : args) key.avals.push_back(a.aval());
     trace::Staged st = trace::stage(fun, key.avals, debug_info(options, in_def, debug));
     auto e = std::make_shared<Entry>();
     e->jaxpr = st.jaxpr;
@@ -116,7 +150,7 @@ JitCache::JitCache(JitOptions options) : impl_(std::make_shared<Impl>()) {
 std::vector<Array> JitCache::call(const TreeDef& in_def, std::span<const Array> args,
                                   const Fun& fun, TreeDef& out_def, const DebugInfoFn& debug,
                                   const std::vector<bool>& donated) {
-  if (config::read_bool("jax_disable_jit")) return fun(args);
+  if (config::disable_jit()) return fun(args);
   if (!donated.empty() && donated.size() != args.size())
     throw_internal("jit", "the donation mask has " + std::to_string(donated.size()) +
                               " flags for " + std::to_string(args.size()) + " arguments");
@@ -134,8 +168,12 @@ std::vector<Array> JitCache::call(const TreeDef& in_def, std::span<const Array> 
     co.donated.assign(e->consts.size(), false);
     co.donated.insert(co.donated.end(), donated.begin(), donated.end());
     outs = prims::bind_jit(e->jaxpr, ops, co);
+  } else if (e->checked.load(std::memory_order_relaxed)) {
+    // bind() without its signature check, which these params passed on the first call.
+    outs = current_trace()->process_primitive(prims::jit_p, ops, e->params);
   } else {
     outs = tessera::bind(prims::jit_p, ops, e->params);
+    e->checked.store(true, std::memory_order_relaxed);
   }
   if (any_donated) {
     // Only concrete arrays are deleted (a tracer's value belongs to its trace, as in JAX).

@@ -130,3 +130,15 @@ def test_environment_variables():
     assert 'Invalid value "loud" for JAX flag jax_numpy_rank_promotion' in bad.stderr
     bad = run("import tessera", JAX_PLATFORMS="cuda")
     assert bad.returncode != 0 and "platform 'cuda' is not available" in bad.stderr
+    # JAX_DISABLE_JIT: jitted functions run op by op (traced on every call, with concrete
+    # arrays), until the flag is updated.
+    out = run("import tessera as jax, tessera.numpy as jnp\n"
+              "seen = []\n"
+              "f = jax.jit(lambda x: seen.append(not x._is_tracer) or x * 2)\n"
+              "f(jnp.ones(2)); f(jnp.ones(2))\n"
+              "jax.config.update('jax_disable_jit', False)\n"
+              "f(jnp.ones(2)); f(jnp.ones(2))\n"
+              "print(jax.config.jax_disable_jit, seen)",
+              JAX_DISABLE_JIT="1")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split(maxsplit=1) == ["False", "[True, True, False]\n"]
