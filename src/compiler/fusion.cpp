@@ -544,7 +544,11 @@ class KernelBuilder {
       const size_t depth = guards_.size();
       guards_.insert(guards_.end(), gs.begin(), gs.end());
       guard_owner_.insert(guard_owner_.end(), gs.size(), m);
-      const scalar::Value v = at(e.invars[piece.operand], piece.point);
+      scalar::Value v{0, t};
+      if (!piece.constant)
+        v = at(e.invars[piece.operand], piece.point);
+      else if (!collecting())
+        v = ph_->builder->constant_bits(piece.constant->bits, t);
       guards_.resize(depth);
       guard_owner_.resize(depth);
       for (const kir::Guard& g : gs) index_value(g.value);  // the conditions' inputs

@@ -11,7 +11,8 @@
 //             operand 0 is read from memory, not computed in the kernel;
 //   kIndex    it is the integer `value` converted to the output dtype (iota);
 //   kSelect   it is the first of `pieces` whose guards all hold: operand `operand`'s element at
-//             `point` (pad, concatenate); every point satisfies some piece's guards. Fusion
+//             `point` (pad, concatenate), or the piece's constant (gather's fill); every point
+//             satisfies some piece's guards. Fusion
 //             computes every piece at every point it needs, its loads guarded by the piece's
 //             guards, and selects (the last piece where all others fail).
 // A rule may use run-time values: `dynamic(k, point, lo, hi)` is the affine form of
@@ -39,6 +40,9 @@ struct IndexMapPiece {
   size_t operand = 0;
   std::vector<kir::Affine> point;
   std::vector<kir::Guard> guards;  // over the kernel's iteration indices, as `point` is
+  // A piece that is this value (of the output dtype) instead of an operand's element (gather's
+  // fill outside the operand).
+  std::optional<scalar::ScalarValue> constant{};
 };
 
 struct IndexMapResult {

@@ -157,15 +157,16 @@ void fill_bits(DType d, const std::optional<double>& v, void* bits) {
     using C = kernels::compute_t<T>;
     C c;
     if (v) {
-      c = static_cast<C>(*v);
       if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
-        // A float fill for an integer operand: saturate (static_cast would be undefined).
+        // A float fill for an integer operand: saturate (a plain cast would be undefined).
         const double lo = static_cast<double>(std::numeric_limits<C>::lowest());
         const double hi = static_cast<double>(std::numeric_limits<C>::max());
         c = std::isnan(*v) ? C(0)
             : *v <= lo     ? std::numeric_limits<C>::lowest()
             : *v >= hi     ? std::numeric_limits<C>::max()
                            : static_cast<C>(*v);
+      } else {
+        c = static_cast<C>(*v);
       }
     } else if constexpr (std::is_same_v<C, bool>) {
       c = true;
@@ -279,12 +280,14 @@ BatchOut gather_batch(const BatchAxis&, std::span<const Array> args, std::span<c
   return {one(bind_gather(x, idx, a)), {0}};
 }
 
-// The index map of a clamping gather (CLIP, PROMISE_IN_BOUNDS): the output element at `at` is
-// the operand element at the window start plus the offset coordinates, each start the clamped
-// index read at the point's batch coordinates (a symbol of the kernel: an indirect load). The
-// output's batch dimensions (those not in offset_dims) are the indices' dimensions before the
-// index vector; operand batching dims take their batch coordinate. FILL_OR_DROP (and ONE_HOT)
-// would need the unclamped index as a guard: not fused.
+// The index map of a gather: the output element at `at` is the operand element at the window
+// start plus the offset coordinates, each start the index read at the point's batch coordinates
+// (a symbol of the kernel: an indirect load). The output's batch dimensions (those not in
+// offset_dims) are the indices' dimensions before the index vector; operand batching dims take
+// their batch coordinate. CLIP and PROMISE_IN_BOUNDS clamp each start into [0, dim - size].
+// FILL_OR_DROP (and ONE_HOT) clamp it into [-1, dim - size + 1] instead — one step past each end
+// stands for every start outside — and select: the operand's element where every start is in
+// [0, dim - size] (guards on the symbols), else the fill value.
 std::optional<compiler::IndexMapResult> gather_map(std::span<const Aval> in, const Aval& out,
                                                    const Params& p,
                                                    std::span<const compiler::kir::Affine> at,
@@ -292,8 +295,8 @@ std::optional<compiler::IndexMapResult> gather_map(std::span<const Aval> in, con
   using compiler::kir::Affine;
   if (in.size() != 2 || at.size() != out.shape.size()) return std::nullopt;
   const GatherArgs a = GatherArgs::from(p);
-  if (a.mode != GatherScatterMode::kClip && a.mode != GatherScatterMode::kPromiseInBounds)
-    return std::nullopt;
+  const bool fill =
+      a.mode != GatherScatterMode::kClip && a.mode != GatherScatterMode::kPromiseInBounds;
   const auto& dn = a.dnums;
   const Shape& x = in[0].shape;
   const Shape& idx = in[1].shape;
@@ -312,14 +315,27 @@ std::optional<compiler::IndexMapResult> gather_map(std::span<const Aval> in, con
   for (size_t i = 0; i < dn.operand_batching_dims.size(); ++i)
     r.point[static_cast<size_t>(dn.operand_batching_dims[i])] =
         batch[static_cast<size_t>(dn.start_indices_batching_dims[i])];
+  std::vector<compiler::kir::Guard> inside;
   for (size_t j = 0; j < dn.start_index_map.size(); ++j) {
     const auto d = static_cast<size_t>(dn.start_index_map[j]);
-    if (x[d] == a.slice_sizes[d]) continue;  // the window covers the dimension: start 0
+    const int64_t last = x[d] - a.slice_sizes[d];  // the greatest start in bounds
+    if (!fill && last == 0) continue;              // the window covers the dimension: start 0
     std::vector<Affine> ip = batch;
     ip.push_back(Affine::constant(static_cast<int64_t>(j), 0));
-    r.point[d] = r.point[d] + dynamic(1, ip, 0, x[d] - a.slice_sizes[d]);
+    const Affine start = fill ? dynamic(1, ip, -1, last + 1) : dynamic(1, ip, 0, last);
+    if (fill) inside.push_back({start, 0, last + 1});
+    r.point[d] = r.point[d] + start;
   }
-  return r;
+  if (!fill) return r;
+  compiler::IndexMapResult sel;
+  sel.kind = compiler::IndexMapResult::Kind::kSelect;
+  sel.pieces.push_back({0, r.point, inside});
+  uint64_t bits = 0;
+  fill_bits(out.dtype, a.fill_value, &bits);
+  compiler::IndexMapPiece filled;
+  filled.constant = compiler::kir::read_element(&bits, out.dtype, 0);
+  sel.pieces.push_back(std::move(filled));
+  return sel;
 }
 
 }  // namespace

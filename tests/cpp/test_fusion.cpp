@@ -1047,7 +1047,7 @@ TEST(FusionGather, ReductionsAndWhatCannotBeRead) {
       {table, ids}, &cj);
   EXPECT_NE(group_with(cj, p, "gather"), group_with(cj, p, "reduce_sum"));
   // Computed ids are materialized first; a padded gather, whose points leave the indices outside
-  // the window, is computed by a kernel of its own; FILL_OR_DROP stays an eager thunk.
+  // the window, is computed by a kernel of its own.
   gather_case(
       [&](const std::vector<Array>& a) {
         Array k = tnp::astype(tnp::sum(a[0]) > 0.0, DType::kInt32);
@@ -1061,14 +1061,6 @@ TEST(FusionGather, ReductionsAndWhatCannotBeRead) {
                1.0f;
       },
       {table, ids});
-  lax::GatherOptions fill;
-  fill.mode = GatherScatterMode::kFillOrDrop;
-  p = gather_case(
-      [&](const std::vector<Array>& a) {
-        return lax::gather(a[0], a[1], rows, {1, 16}, fill) + 1.0f;
-      },
-      {table, random_ids({5, 1}, -2, 11)}, &cj);
-  EXPECT_EQ(group_with(cj, p, "gather"), nullptr);
   // A map kernel reading ids per point does not join a reduction over those points.
   gather_case(
       [&](const std::vector<Array>& a) {
@@ -1077,6 +1069,55 @@ TEST(FusionGather, ReductionsAndWhatCannotBeRead) {
         return gt + tnp::sum(gt * 3.0f, 1, true);
       },
       {table, ids});
+}
+
+TEST(FusionGather, FillModeSelectsTheFillOutsideTheOperand) {
+  // FILL_OR_DROP (and ONE_HOT): a window that does not fit is the fill value — the default
+  // (NaN, the least signed integer, the greatest unsigned one) or fill_value — in one kernel
+  // with its consumers, for windows of one and of several starts, and for jnp.take (fill by
+  // default).
+  Array table = random_array({9, 6}, DType::kFloat32);
+  for (GatherScatterMode mode : {GatherScatterMode::kFillOrDrop, GatherScatterMode::kOneHot}) {
+    lax::GatherOptions o;
+    o.mode = mode;
+    ClosedJaxpr cj;
+    FusionPlan p = gather_case(
+        [&](const std::vector<Array>& a) {
+          return lax::gather(a[0] * 2.0f, a[1], {{1, 2}, {}, {0}, {}, {}}, {3, 6}, o) + 1.0f;
+        },
+        {table, random_ids({7, 1}, -3, 10)}, &cj);
+    const compiler::FusionGroup* g = group_with(cj, p, "gather");
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g, group_with(cj, p, "mul"));
+    EXPECT_EQ(g, group_with(cj, p, "add"));
+  }
+  lax::GatherOptions fv;
+  fv.mode = GatherScatterMode::kFillOrDrop;
+  fv.fill_value = -7.5;
+  gather_case(
+      [&](const std::vector<Array>& a) {
+        return tnp::abs(lax::gather(a[0], a[1], {{}, {0, 1}, {0, 1}, {}, {}}, {1, 1}, fv));
+      },
+      {table, random_ids({4, 5, 2}, -2, 10)});
+  for (DType t : {DType::kInt32, DType::kUInt8, DType::kInt8}) {
+    lax::GatherOptions o;
+    o.mode = GatherScatterMode::kFillOrDrop;
+    gather_case(
+        [&](const std::vector<Array>& a) {
+          return lax::gather(a[0] + a[0], a[1], {{1, 2}, {}, {0}, {}, {}}, {2, 6}, o);
+        },
+        {tnp::astype(random_array({9, 6}, DType::kFloat32) * 50.0f, t),
+         random_ids({6, 1}, -2, 10)});
+    o.fill_value = 1e30;  // saturates to the dtype's greatest value
+    gather_case(
+        [&](const std::vector<Array>& a) {
+          return lax::gather(a[0], a[1], {{1}, {0}, {0}, {}, {}}, {1, 6}, o);
+        },
+        {tnp::astype(random_array({9, 6}, DType::kFloat32) * 50.0f, t),
+         random_ids({6, 1}, -2, 10)});
+  }
+  gather_case([&](const std::vector<Array>& a) { return tnp::take(a[0] * 3.0f, a[1], 1) - 1.0f; },
+              {table, random_ids({4}, -8, 8)});
 }
 
 TEST(KernelIr, GuardedLoadsNarrowTheCheckedRangeAndReadZeroOutside) {
