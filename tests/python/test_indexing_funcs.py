@@ -166,3 +166,39 @@ def test_put_and_put_along_axis(rng):
     np.put_along_axis(want, idx, 0.0, axis=1)
     np.testing.assert_array_equal(A(jnp.put_along_axis(jnp.asarray(x), jnp.asarray(idx), 0.0,
                                                        axis=1, inplace=False)), want)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_unique_axis_matches_numpy(rng, axis):
+    # few distinct values along short slices, so that slices repeat
+    x = rng.integers(0, 2, (6, 4, 3)).astype(np.float32)
+    x = np.take(x, rng.integers(0, x.shape[axis], x.shape[axis]), axis=axis)  # duplicates
+    got = jnp.unique(jnp.asarray(x), return_index=True, return_inverse=True,
+                     return_counts=True, axis=axis)
+    want = np.unique(x, return_index=True, return_inverse=True, return_counts=True, axis=axis)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(A(g), w.reshape(A(g).shape))
+    assert A(got[2]).shape == (x.shape[axis],)
+    np.testing.assert_array_equal(A(jnp.unique(jnp.asarray(x), axis=axis)), want[0])
+    # the inverse rebuilds x
+    np.testing.assert_array_equal(np.take(A(got[0]), A(got[2]), axis=axis), x)
+
+
+def test_unique_axis_int_size_and_jit(rng):
+    x = rng.integers(-2, 2, (9, 2)).astype(np.int32)
+    x[5] = x[1]
+    want, counts = np.unique(x, axis=0, return_counts=True)
+    k = len(want)
+    f = jax.jit(lambda a: jnp.unique(a, axis=0, size=k + 2, fill_value=7, return_counts=True))
+    u, c = f(jnp.asarray(x))
+    np.testing.assert_array_equal(A(u)[:k], want)
+    np.testing.assert_array_equal(A(u)[k:], np.full((2, 2), 7))
+    np.testing.assert_array_equal(A(c), np.concatenate([counts, [0, 0]]))
+    u = jax.jit(lambda a: jnp.unique(a, axis=0, size=2))(jnp.asarray(x))  # truncated
+    np.testing.assert_array_equal(A(u), want[:2])
+    with pytest.raises(ConcretizationTypeError, match="size argument"):
+        jax.jit(lambda a: jnp.unique(a, axis=0))(jnp.asarray(x))
+    with pytest.raises(ValueError, match="out of bounds"):
+        jnp.unique(jnp.asarray(x), axis=2)
+    e = jnp.unique(jnp.zeros((0, 3), jnp.float32), axis=0)
+    assert e.shape == (0, 3)

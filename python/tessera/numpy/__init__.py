@@ -307,6 +307,9 @@ from tessera.numpy._indexing_funcs import (  # noqa: E402,F401
     digitize, ediff1d, extract, flatnonzero, indices, ix_, nonzero, partition, put,
     put_along_axis, ravel_multi_index, searchsorted, select, tril_indices, tril_indices_from,
     triu_indices, triu_indices_from, unique, unravel_index)
+from tessera.numpy._histogram_funcs import (  # noqa: E402,F401
+    apply_along_axis, apply_over_axes, fill_diagonal, histogram, histogram2d,
+    histogram_bin_edges, histogramdd, interp, piecewise, place, vectorize)
 from tessera._src.lax_cumulative import np_cumprod as cumprod, np_cumsum as cumsum, np_cumulative_prod as cumulative_prod, np_cumulative_sum as cumulative_sum, np_nancumprod as nancumprod, np_nancumsum as nancumsum  # noqa: E402,E501
 from tessera._src.lax_sort import np_argsort as argsort, np_lexsort as lexsort, np_median as median, np_nanmedian as nanmedian, np_nanpercentile as nanpercentile, np_nanquantile as nanquantile, np_percentile as percentile, np_quantile as quantile, np_sort as sort, np_sort_complex as sort_complex  # noqa: E402,E501
 

@@ -6,6 +6,7 @@ ediff1d, unravel_index, ravel_multi_index, the *_indices helpers, indices, ix_, 
 put_along_axis."""
 import builtins as _builtins
 import math as _math
+import operator as _operator
 
 import numpy as _np
 
@@ -156,8 +157,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, size=None, fill_value=None, sorted=True):
     if axis is not None:
-        raise NotImplementedError("jnp.unique with axis is not supported by Tessera yet; "
-                                  "use axis=None (the flattened array)")
+        return _unique_axis(ar, axis, return_index, return_inverse, return_counts, equal_nan,
+                            size, fill_value)
     a = _jnp.ravel(_jnp.asarray(ar))
     n = a.shape[0]
     perm = _jnp.argsort(a, stable=True)
@@ -196,6 +197,64 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
             ends = _jnp.minimum(ends, n)
         counts = _jnp.where(where_first < n, ends - where_first, 0)
         out.append(counts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_axis(ar, axis, return_index, return_inverse, return_counts, equal_nan, size,
+                 fill_value):
+    """unique over the slices of ar along axis: the slices are sorted lexicographically (a
+    stable lexsort on their elements, first element most significant) and equal neighbours
+    merged, as NumPy and JAX do."""
+    a = _jnp.asarray(ar)
+    if a.ndim == 0:
+        raise ValueError(f"jnp.unique: axis {axis} is out of bounds for a 0-dimensional array")
+    if not -a.ndim <= axis < a.ndim:
+        raise ValueError(f"jnp.unique: axis {axis} is out of bounds for an array of dimension "
+                         f"{a.ndim}")
+    axis = _operator.index(axis) % a.ndim
+    moved = _jnp.moveaxis(a, axis, 0)
+    n, rest = moved.shape[0], moved.shape[1:]
+    m = _math.prod(rest)
+    rows = moved.reshape((n, m))
+    if n == 0 or m == 0:
+        perm = _jnp.arange(n, dtype=_jnp.int32)
+        first = _jnp.arange(n, dtype=_jnp.int32) == 0
+    else:
+        perm = _jnp.lexsort([rows[:, j] for j in reversed(range(m))]).astype(_jnp.int32)
+        srt = rows[perm]
+        neq = srt[1:] != srt[:-1]
+        if equal_nan and _inexact(srt.dtype):
+            neq = neq & ~(_jnp.isnan(srt[1:]) & _jnp.isnan(srt[:-1]))
+        first = _jnp.concatenate([_jnp.ones((1,), bool), _jnp.any(neq, axis=1)])
+    if size is None:
+        host = _concrete(first, "unique", "the number of unique slices")
+        where_first = _jnp.asarray(_np.nonzero(host)[0].astype(_np.int32))
+    else:
+        (where_first,) = nonzero(first, size=size, fill_value=n) if n else \
+            (_jnp.full((int(size),), 0, _jnp.int32),)
+    k = where_first.shape[0]
+    src = _jnp.take(perm, where_first, mode="fill", fill_value=0) if n else where_first
+    vals = _jnp.take(rows, src, axis=0, mode="fill", fill_value=0) if n else \
+        _jnp.zeros((k, m), rows.dtype)
+    if size is not None:
+        real = (where_first < n)[:, None]
+        if fill_value is None:
+            fill = vals[:1] if n else _jnp.zeros((1, m), rows.dtype)
+        else:
+            fill = _jnp.broadcast_to(_jnp.asarray(fill_value, dtype=rows.dtype),
+                                     rest).reshape((1, m))
+        vals = _jnp.where(real, vals, fill)
+    out = [_jnp.moveaxis(vals.reshape((k,) + rest), 0, axis)]
+    if return_index:
+        out.append(_jnp.where(where_first < n, src, 0) if size is not None else src)
+    if return_inverse:
+        group = _jnp.cumsum(first.astype(_jnp.int32)) - 1
+        out.append(_jnp.zeros((n,), _jnp.int32).at[perm].set(group))
+    if return_counts:
+        ends = _jnp.concatenate([where_first[1:], _jnp.full((1,), n, _jnp.int32)]) if k else \
+            _jnp.zeros((0,), _jnp.int32)
+        ends = _jnp.minimum(ends, n)
+        out.append(_jnp.where(where_first < n, ends - where_first, 0))
     return out[0] if len(out) == 1 else tuple(out)
 
 
