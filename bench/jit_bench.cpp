@@ -25,6 +25,8 @@
 //   jit_gelu_tanh_16M       0.5 x (1 + tanh(0.79788456 (x + 0.044715 x^3))); torch::gelu(tanh)
 //   jit_logaddexp_16M       jnp.logaddexp(x, y)
 //   jit_bias_relu_4096x4096 maximum(x * s + b, 0) with s, b rows broadcast over [4096, 4096]
+//   jit_embedding_65536x256 table[ids] * 16 + 1: 65536 random rows of a [50000, 256] table
+//                           (a gather fused as an indirect load); torch: index_select
 // Row reductions, written with tnp/lax as jax.nn writes them; fused stages fold in the eager
 // reduction kernel's order, so these are checked bitwise against eager Tessera too:
 //   jit_softmax_rows_4096x4096  m = max(x, 1, keepdims); e = exp(x - m); e / sum(e, 1, keepdims)
@@ -310,6 +312,24 @@ void fusion_cases(const Options& o) {
         },
         {tnp::array(hx, {n, n})}, hx, {}, 2.0 * n * n * 4);
   }
+  if (o.wants("jit_embedding_65536x256")) {
+    // An embedding lookup and its scaling, table[ids] * 16 + 1 over a [50000, 256] table: under
+    // jit the gather is an indirect load of the kernel (the id a symbol per row), eagerly the
+    // gathered rows are written, then scaled and shifted in two more passes.
+    const int64_t vocab = 50000, dim = 256, n = 65536;
+    std::vector<float> hx = uniform(vocab * dim, 15), hy(static_cast<size_t>(n));
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    std::mt19937 g(16);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      ids[i] = static_cast<int32_t>(g() % static_cast<uint32_t>(vocab));
+      hy[i] = static_cast<float>(ids[i]);  // the torch peer's ids (exact below 2^24)
+    }
+    fusion_case(
+        o, "jit_embedding_65536x256", "embedding_65536x256", "embedding",
+        [](const std::vector<Array>& a) { return a[0][{a[1]}] * 16.0 + 1.0; },
+        {tnp::array(hx, {vocab, dim}), tnp::array(ids, {n})}, hx, hy,
+        2.0 * n * dim * 4 + n * 4.0);
+  }
   if (o.wants("jit_concat_4096x2x2048")) {
     const int64_t n = 4096, h = 2048;
     std::vector<float> hx = uniform(n * h, 13), hy = uniform(n * h, 14);
@@ -385,6 +405,7 @@ int main(int argc, char** argv) {
       parse_options(argc, argv,
                     {"jit_call_overhead", "jit_scan_loop", "jit_tanh_chain_16M",
                      "jit_gelu_tanh_16M", "jit_logaddexp_16M", "jit_bias_relu_4096x4096",
+                     "jit_embedding_65536x256",
                      "jit_softmax_rows_4096x4096", "jit_layernorm_8192x1024",
                      "jit_stencil_4096x4096", "jit_concat_4096x2x2048", "jit_compile_small"});
   try {

@@ -75,6 +75,10 @@ double elementwise_ms(const std::string& which, const std::vector<float>& x,
       torch::Tensor p = torch::constant_pad_nd(t2, {1, 1});
       return p.slice(1, 0, n) + p.slice(1, 2, n + 2) - 2.0 * t2;
     };
+  } else if (which == "embedding") {
+    torch::Tensor table = tx.reshape({static_cast<int64_t>(x.size()) / 256, 256});
+    torch::Tensor ids = tensor(y).to(torch::kLong);
+    f = [table, ids] { return table.index_select(0, ids) * 16.0 + 1.0; };
   } else if (which == "concat") {
     const auto half = static_cast<int64_t>(x.size()) / 4096;
     torch::Tensor a = tx.reshape({4096, half}), b = tensor(y).reshape({4096, half});

@@ -17,8 +17,9 @@ double add_1elem_ms(int64_t iters, int warmup, int reps);
 
 // The jit suite's fusion cases in libtorch eager mode (2 intra-op threads, as Tessera's pool):
 // `which` is "tanh_chain" (x), "gelu_tanh" (x; torch::gelu's tanh approximation, one fused
-// kernel), "logaddexp" (x, y) or "bias_relu" (x as [n, n], y holding the scale then the bias,
-// each [n]). Returns the median ms and the last result in `out`.
+// kernel), "logaddexp" (x, y), "bias_relu" (x as [n, n], y holding the scale then the bias,
+// each [n]), "stencil", "concat" or "embedding" (x a [rows, 256] table, y the row ids as exact
+// floats). Returns the median ms and the last result in `out`.
 double elementwise_ms(const std::string& which, const std::vector<float>& x,
                       const std::vector<float>& y, int warmup, int reps, std::vector<float>& out);
 

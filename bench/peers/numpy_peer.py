@@ -145,6 +145,12 @@ def case_stencil_4096x4096(rng):
     return stencil
 
 
+def case_embedding_65536x256(rng):
+    table = uniform(rng, 50000 * 256).reshape(50000, 256)
+    ids = rng.integers(0, 50000, 65536).astype(np.int32)
+    return lambda: table[ids] * np.float32(16) + np.float32(1)
+
+
 def case_concat_4096x2x2048(rng):
     x = uniform(rng, N4K * 2048).reshape(N4K, 2048)
     y = uniform(rng, N4K * 2048).reshape(N4K, 2048)
@@ -156,7 +162,7 @@ CASES = {"add_16M": case_add_16M, "tanh_chain_16M": case_tanh_chain_16M,
          "sum_rows_4096x4096": case_sum_rows_4096x4096,
          "transpose_4096x4096": case_transpose_4096x4096,
          "einsum_bhqd_bhkd": case_einsum_bhqd_bhkd, "logaddexp_16M": case_logaddexp_16M,
-         "concatenate_8x2M": case_concatenate_8x2M,
+         "concatenate_8x2M": case_concatenate_8x2M, "embedding_65536x256": case_embedding_65536x256,
          "softmax_rows_4096x4096": case_softmax_rows_4096x4096,
          "layernorm_8192x1024": case_layernorm_8192x1024,
          "stencil_4096x4096": case_stencil_4096x4096,

@@ -11,8 +11,8 @@
 
 namespace tessera::prims {
 
-void check_call_operands(const char* op, const std::string& what, const Jaxpr& j,
-                         std::span<const Aval> in) {
+void check_call_operands(const char* op, std::string_view what, std::string_view name,
+                         const Jaxpr& j, std::span<const Aval> in) {
   bool ok = j.constvars.empty() && j.invars.size() == in.size();
   for (size_t i = 0; ok && i < in.size(); ++i)
     ok = j.invars[i].aval().shape == in[i].shape && j.invars[i].aval().dtype == in[i].dtype;
@@ -20,7 +20,7 @@ void check_call_operands(const char* op, const std::string& what, const Jaxpr& j
   std::string want, got;
   for (const Var& v : j.invars) want += (want.empty() ? "" : ", ") + v.aval().str();
   for (const Aval& a : in) got += (got.empty() ? "" : ", ") + a.str();
-  throw TypeError(op_message(op, what + " takes (" + want + ")" +
+  throw TypeError(op_message(op, std::string(what) + std::string(name) + " takes (" + want + ")" +
                                      (j.constvars.empty() ? "" : " and constvars") +
                                      " but the call passes (" + got + ")"));
 }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,10 +24,11 @@ using JaxprPtr = std::shared_ptr<const Jaxpr>;
 // Binds the family's primitive on `body` (const-free) with these operands.
 using Rebind = std::function<std::vector<Array>(JaxprPtr body, std::span<const Array> operands)>;
 
-// TypeError "[op] <what> takes (...) but the call passes (...)" unless the operands are what the
-// body takes (shapes and dtypes), checked before anything indexes them.
-void check_call_operands(const char* op, const std::string& what, const Jaxpr& body,
-                         std::span<const Aval> in);
+// TypeError "[op] <what><name> takes (...) but the call passes (...)" unless the operands are
+// what the body takes (shapes and dtypes), checked before anything indexes them (the message is
+// built only then: jit checks on every call).
+void check_call_operands(const char* op, std::string_view what, std::string_view name,
+                         const Jaxpr& body, std::span<const Aval> in);
 
 std::pair<std::vector<Array>, std::vector<Array>> call_jvp(const Jaxpr& body,
                                                            std::span<const Array> primals,

@@ -40,7 +40,7 @@ void define_remat() {
   p.abstract_eval = [](std::span<const Aval> in, const Params& params) {
     // The operands must be what the body takes, checked before eval_jaxpr indexes them.
     const Jaxpr& j = *params.get<JaxprPtr>("jaxpr");
-    check_call_operands("checkpoint", "the body jaxpr", j, in);
+    check_call_operands("checkpoint", "the body jaxpr", "", j, in);
     return trace::out_avals(j);
   };
   p.impl = [](const ExecContext&, std::span<const Array> args, const Params& params,

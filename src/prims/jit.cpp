@@ -61,7 +61,7 @@ JitCallOptions derived(const Params& params, const char* what) {
 
 std::vector<Aval> jit_abstract_eval(std::span<const Aval> in, const Params& params) {
   const Jaxpr& j = body_of(params);
-  check_call_operands("jit", "the jaxpr of " + params.get<std::string>("name"), j, in);
+  check_call_operands("jit", "the jaxpr of ", params.get<std::string>("name"), j, in);
   if (params.has("donated_invars") &&
       params.get<std::vector<int64_t>>("donated_invars").size() != in.size())
     throw TypeError(op_message(
