@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "compiler/passes/cse.h"
+#include "compiler/passes/expand.h"
 #include "compiler/passes/fold_constants.h"
 #include "compiler/passes/inline_calls.h"
 #include "compiler/passes/simplify.h"
@@ -28,6 +29,7 @@ struct NamedPass {
 const std::vector<NamedPass>& passes() {
   static const std::vector<NamedPass> p = {
       {"inline_calls", [](const Jaxpr& j) { return inline_calls(j); }},
+      {"expand", [](const Jaxpr& j) { return expand(j); }},
       {"fold_constants", [](const Jaxpr& j) { return fold_constants(j); }},
       {"simplify", [](const Jaxpr& j) { return simplify(j); }},
       {"cse", [](const Jaxpr& j) { return cse(j); }},

@@ -1,5 +1,6 @@
 // The program passes jit runs before making thunks, in order:
 //   inline_calls    nested jit (call primitives) spliced in      passes/inline_calls.h
+//   expand          equations the families expand (argmax)        passes/expand.h
 //   fold_constants  rank-0 equations of literals evaluated        passes/fold_constants.h
 //   simplify        algebraic identities the families register    passes/simplify.h
 //   cse             repeated pure equations merged                passes/cse.h

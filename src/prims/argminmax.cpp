@@ -1,17 +1,23 @@
 // argmax and argmin {axes: one axis, index_dtype}: the index of the first maximum/minimum along
 // the axis, as XLA/JAX: NaN counts as both the maximum and the minimum, so the first NaN wins.
-// The result is an integer (index_dtype) without tangents.
+// The result is an integer (index_dtype) without tangents. Under jit, an argmax over the last axis
+// expands (compiler/passes/expand.h) into a max and a min over the same row — the extreme, then
+// the least index holding it or a NaN — which fusion computes as two stages of one kernel.
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "compiler/passes/expand.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "runtime/thread_pool.h"
+#include "tessera/lax.h"
+#include "trace/jaxpr_transforms.h"
+#include "trace/tangents.h"
 
 namespace tessera::prims {
 
@@ -148,6 +154,36 @@ BatchRule argminmax_batch(const Primitive& prim) {
   };
 }
 
+// argmax(x) over the last axis k of n elements as
+//   m = max(x, k); hit = x == m | x != x; argmax = min(select(hit, iota_k, n), k)
+// (argmin with min): the first extreme, or the first NaN when there is one (the extreme is then
+// NaN and only NaNs are hits; with none, -0 and +0 are both hits and the first zero wins, as the
+// eager kernel's strict comparison gives). Integers exactly, in any order. Declined for other
+// axes (fusion folds trailing rows only), bool and 16-bit floats (not fused).
+std::shared_ptr<const Jaxpr> argminmax_expansion(bool kmax, const JaxprEqn& e) {
+  const Aval& x = atom_aval(e.invars[0]);
+  const int64_t axis = e.params.get_ints("axes").at(0);
+  if (axis != x.ndim() - 1 || x.dtype == DType::kBool) return nullptr;
+  if (!is_integer(x.dtype) && !(is_floating(x.dtype) && itemsize(x.dtype) >= 4)) return nullptr;
+  const DType idt = e.params.get_dtype("index_dtype");
+  const int64_t n = x.shape[static_cast<size_t>(axis)];
+  std::vector<int64_t> keep;
+  for (int64_t d = 0; d < axis; ++d) keep.push_back(d);
+  flat::Fun f = [&](std::span<const Array> a) -> std::vector<Array> {
+    const Array& v = a[0];
+    Array m = kmax ? lax::reduce_max(v, {axis}) : lax::reduce_min(v, {axis});
+    Array hit = lax::eq(v, lax::broadcast_in_dim(m, x.shape, keep));
+    if (is_floating(x.dtype)) hit = lax::bitwise_or(hit, lax::ne(v, v));
+    Array none =
+        lax::broadcast_in_dim(trace::scalar_const(static_cast<double>(n), idt), x.shape, {});
+    Array cand = lax::select_n(hit, {none, lax::broadcasted_iota(idt, x.shape, axis)});
+    return {lax::reduce_min(cand, {axis})};
+  };
+  trace::Staged st = trace::stage(f, std::vector<Aval>{Aval{x.shape, x.dtype, false}});
+  if (!st.consts.empty()) return nullptr;
+  return st.jaxpr;
+}
+
 template <bool kMax>
 void set_rules(Primitive& prim, const char* name) {
   prim.abstract_eval = [name](std::span<const Aval> in, const Params& p) {
@@ -169,6 +205,10 @@ void register_argminmax() {
         Signature::fixed(1, {{"axes", ParamKind::kInts}, {"index_dtype", ParamKind::kDType}});
   set_rules<true>(argmax, "argmax");
   set_rules<false>(argmin, "argmin");
+  compiler::register_expansion(argmax,
+                               [](const JaxprEqn& e) { return argminmax_expansion(true, e); });
+  compiler::register_expansion(argmin,
+                               [](const JaxprEqn& e) { return argminmax_expansion(false, e); });
 }
 
 }  // namespace tessera::prims

@@ -252,7 +252,8 @@ TEST(Simplify, ConvertChainsEqualEagerForEveryDtypeTriple) {
 
 TEST(Pipeline, PassOrderAndDumpIr) {
   EXPECT_EQ(compiler::pass_names(),
-            (std::vector<std::string>{"inline_calls", "fold_constants", "simplify", "cse", "dce"}));
+            (std::vector<std::string>{"inline_calls", "expand", "fold_constants", "simplify", "cse",
+                                      "dce"}));
   ASSERT_EQ(setenv("TESSERA_DUMP_IR", "cse,dce", 1), 0);
   EXPECT_EQ(compiler::dump_ir_passes(), (std::vector<std::string>{"cse", "dce"}));
   ASSERT_EQ(setenv("TESSERA_DUMP_IR", "all", 1), 0);

@@ -19,6 +19,8 @@
 #include "compiler/fusion.h"
 #include "compiler/index_map.h"
 #include "compiler/kernel_ir.h"
+#include "compiler/passes/expand.h"
+#include "compiler/pipeline.h"
 #include "compiler/reduce_rule.h"
 #include "tessera/tessera.h"
 #include "util/oracle.h"
@@ -1120,6 +1122,52 @@ TEST(FusionGather, FillModeSelectsTheFillOutsideTheOperand) {
               {table, random_ids({4}, -8, 8)});
 }
 
+// ---- expansions: argmax / argmin ----
+
+TEST(FusionExpand, ArgmaxAndArgminAreTwoStagesOfOneKernel) {
+  // Rows with NaNs (the first NaN wins), ties (the first extreme wins), signed zeros and plain
+  // values; float32, float64 and integers; jit equal to eager, and after the passes one kernel
+  // with a max (min) stage and an index stage.
+  std::mt19937_64& g = testing::rng();
+  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kUInt8}) {
+    Array x = tnp::astype(random_array({37, 50}, DType::kFloat32) * 3.0f, t);
+    if (is_floating(t)) {
+      std::vector<double> v = to_doubles(x);
+      for (size_t r = 0; r < 37; ++r) {
+        const int kind = static_cast<int>(g() % 4);
+        for (int k = 0; k < 3; ++k) {
+          const size_t c = r * 50 + g() % 50;
+          v[c] = kind == 0 ? std::nan("") : kind == 1 ? 9.0 : kind == 2 ? (k ? 0.0 : -0.0) : v[c];
+        }
+      }
+      x = tnp::astype(tnp::array(v, {37, 50}), t);
+    }
+    for (bool kmax : {true, false}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + (kmax ? " argmax" : " argmin"));
+      auto f = [kmax](const Array& a) {
+        return kmax ? lax::argmax(a * a, 1) : lax::argmin(a - a * a, 1, DType::kInt64);
+      };
+      const Array want = f(x), got = jit(f)(x);
+      ASSERT_EQ(got.dtype(), want.dtype());
+      EXPECT_EQ(to_doubles(got), to_doubles(want));
+      ClosedJaxpr cj = make_jaxpr(f)(x);
+      ClosedJaxpr opt{compiler::optimize(*cj.jaxpr), cj.consts};
+      std::vector<Array> args{x};
+      FusionPlan p = check_plan(opt, args);
+      ASSERT_EQ(p.groups.size(), 1u) << to_string(*opt.jaxpr);
+      EXPECT_EQ(p.groups[0].kernel.stages.size(), 2u) << p.groups[0].kernel.text();
+    }
+  }
+  // Over another axis, and of bool: not expanded (the eager kernel runs).
+  Array y = random_array({6, 5}, DType::kFloat32);
+  auto h = [](const Array& a) { return lax::argmax(a, 0); };
+  EXPECT_EQ(to_doubles(jit(h)(y)), to_doubles(h(y)));
+  EXPECT_NE(to_string(*compiler::optimize(*make_jaxpr(h)(y).jaxpr)).find("argmax"),
+            std::string::npos);
+  auto b = [](const Array& a) { return lax::argmin(a > 0.0f, 1); };
+  EXPECT_EQ(to_doubles(jit(b)(y)), to_doubles(b(y)));
+}
+
 TEST(KernelIr, GuardedLoadsNarrowTheCheckedRangeAndReadZeroOutside) {
   using compiler::kir::Affine;
   // out[i0, i1] = x[i0, i1 - 2] + 1 where 2 <= i1 < 6, else 1: x is [3, 4], the space [3, 9].
@@ -1166,7 +1214,8 @@ TEST(Fusion, ListsThePrimitivesThatStayThunks) {
     const Primitive& p = *find_primitive(name);
     const bool rule = (p.kind == PrimitiveKind::kElementwise && p.scalar.rule) ||
                       (p.kind == PrimitiveKind::kIndexMap && compiler::index_map_rule(p)) ||
-                      (p.kind == PrimitiveKind::kReduction && compiler::reduction_rule(p));
+                      (p.kind == PrimitiveKind::kReduction && compiler::reduction_rule(p)) ||
+                      compiler::expansion_rule(p) != nullptr;
     if (rule)
       ++fused;
     else
@@ -1182,12 +1231,11 @@ TEST(Fusion, ListsThePrimitivesThatStayThunks) {
   EXPECT_GT(fused, 80);
   // Every elementwise primitive has a scalar definition.
   EXPECT_EQ(thunks.count("elementwise"), 0u);
-  // Every data-movement primitive composes (gather in its clamping modes; FILL_OR_DROP stays a
-  // thunk); the reductions without a fold rule (index-carrying, cumulative, the generic reduce).
+  // Every data-movement primitive composes; argmax/argmin expand into fused reductions (over the
+  // last axis); the reductions without a fold rule (cumulative, the generic reduce) stay thunks.
   EXPECT_EQ(thunks.count("index_map"), 0u);
-  EXPECT_EQ(thunks["reduction"],
-            (std::vector<std::string>{"argmax", "argmin", "cumlogsumexp", "cummax", "cummin",
-                                      "cumprod", "cumsum", "reduce"}));
+  EXPECT_EQ(thunks["reduction"], (std::vector<std::string>{"cumlogsumexp", "cummax", "cummin",
+                                                           "cumprod", "cumsum", "reduce"}));
   for (const char* n : {"reduce_sum", "reduce_max", "broadcast_in_dim", "exp", "select_n"})
     for (const auto& [kind, names] : thunks)
       EXPECT_EQ(std::find(names.begin(), names.end(), n), names.end()) << n << " is a " << kind;

@@ -2,8 +2,8 @@
 // broadcasting, weak Python scalars, where), index-map (transpose, reshape, flip, expand_dims +
 // broadcast_to, pad with cropping and interior padding, concatenate, dynamic_slice and
 // dynamic_update_slice with literal and computed starts, integer-array indexing — a gather —
-// with constant or computed indices, out of range ones clamped), reduction (sum, max over an
-// axis), contraction (matmul) and convert primitives over random shapes — give bitwise the same
+// with constant or computed indices, out of range ones clamped), reduction (sum, max, argmax over
+// an axis), contraction (matmul) and convert primitives over random shapes — give bitwise the same
 // results under jit as eagerly. jit runs them through the whole pipeline (inline, fold, simplify,
 // cse, dce) and its thunks, so every simplification rule must be exact. Each program is recorded as
 // a list of steps chosen while running it eagerly, then replayed under jit. Time-boxed
@@ -133,7 +133,8 @@ Array run_step(const Step& s, const std::vector<Array>& v) {
       target.insert(target.begin(), s.args[1]);
       return tnp::broadcast_to(tnp::expand_dims(a, 0), target);
     }
-    case Op::kReduce:
+    case Op::kReduce:  // sum, max, or argmax (as float32 for the steps after it)
+      if (s.args[2] == 2) return tnp::astype(lax::argmax(a, s.args[1]), DType::kFloat32);
       return s.args[2] == 0 ? tnp::sum(a, s.args[1]) : tnp::max(a, s.args[1]);
     case Op::kMatmul:
       return tnp::matmul(a, tnp::transpose(a));
@@ -237,8 +238,8 @@ Step choose(const std::vector<Array>& v, std::mt19937_64& g) {
       case Op::kReduce: {
         if (sh.empty()) continue;
         const int64_t axis = pick(sh.size());
-        // max over an empty axis has no identity (an error, as in JAX): sum there.
-        return {Op::kReduce, {i, axis, sh[static_cast<size_t>(axis)] == 0 ? 0 : pick(2)}};
+        // max and argmax over an empty axis have no identity (an error, as in JAX): sum there.
+        return {Op::kReduce, {i, axis, sh[static_cast<size_t>(axis)] == 0 ? 0 : pick(3)}};
       }
       case Op::kMatmul:
         if (sh.size() != 2) continue;

@@ -33,12 +33,8 @@ bool is_call_primitive(const Primitive& p) {
   return std::find(v.begin(), v.end(), &p) != v.end();
 }
 
-namespace {
-
-// Appends the equations of `body` applied to `args` to `out`, renaming every binder (a body may
-// be inlined at several call sites); returns the atoms of its results.
-std::vector<Atom> splice(const Jaxpr& body, std::span<const Atom> args,
-                         std::vector<JaxprEqn>& out) {
+std::vector<Atom> splice_body(const Jaxpr& body, std::span<const Atom> args,
+                              std::vector<JaxprEqn>& out) {
   std::unordered_map<uint64_t, Atom> env;
   for (size_t i = 0; i < body.invars.size(); ++i) env.emplace(body.invars[i].id(), args[i]);
   auto read = [&](const Atom& a) -> Atom {
@@ -56,7 +52,7 @@ std::vector<Atom> splice(const Jaxpr& body, std::span<const Atom> args,
       std::vector<Atom> ins;
       for (const Atom& a : e.invars) ins.push_back(read(a));
       const Jaxpr& inner = *e.params.get<std::shared_ptr<const Jaxpr>>("jaxpr");
-      std::vector<Atom> res = splice(inner, ins, out);
+      std::vector<Atom> res = splice_body(inner, ins, out);
       for (size_t i = 0; i < e.outvars.size(); ++i)
         if (!e.outvars[i].is_dropped()) env.emplace(e.outvars[i].id(), res[i]);
       continue;
@@ -75,8 +71,6 @@ std::vector<Atom> splice(const Jaxpr& body, std::span<const Atom> args,
   return res;
 }
 
-}  // namespace
-
 std::shared_ptr<const Jaxpr> inline_calls(const Jaxpr& j) {
   Jaxpr out;
   out.constvars = j.constvars;
@@ -89,7 +83,7 @@ std::shared_ptr<const Jaxpr> inline_calls(const Jaxpr& j) {
   Jaxpr whole = j;
   whole.invars.insert(whole.invars.begin(), j.constvars.begin(), j.constvars.end());
   whole.constvars.clear();
-  out.outvars = splice(whole, args, out.eqns);
+  out.outvars = splice_body(whole, args, out.eqns);
   return intern(std::move(out));
 }
 

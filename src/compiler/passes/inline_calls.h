@@ -9,6 +9,8 @@
 #pragma once
 
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "tessera/jaxpr.h"
 #include "tessera/primitive.h"
@@ -19,5 +21,11 @@ void register_call_primitive(const Primitive& p);
 bool is_call_primitive(const Primitive& p);
 
 std::shared_ptr<const Jaxpr> inline_calls(const Jaxpr& j);
+
+// Appends the equations of `body` (const-free) applied to `args` to `out`, renaming every binder
+// (a body may be spliced at several sites) and inlining call primitives in it; returns the atoms
+// of its results. What inline_calls and the expansion pass build on.
+std::vector<Atom> splice_body(const Jaxpr& body, std::span<const Atom> args,
+                              std::vector<JaxprEqn>& out);
 
 }  // namespace tessera::compiler
