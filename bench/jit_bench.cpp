@@ -25,6 +25,7 @@
 //   jit_gelu_tanh_16M       0.5 x (1 + tanh(0.79788456 (x + 0.044715 x^3))); torch::gelu(tanh)
 //   jit_logaddexp_16M       jnp.logaddexp(x, y)
 //   jit_bias_relu_4096x4096 maximum(x * s + b, 0) with s, b rows broadcast over [4096, 4096]
+//   jit_argmax_rows_4096x4096 argmax(x, 1) of float32 [4096, 4096] (as float32); torch::argmax
 //   jit_embedding_65536x256 table[ids] * 16 + 1: 65536 random rows of a [50000, 256] table
 //                           (a gather fused as an indirect load); torch: index_select
 // Row reductions, written with tnp/lax as jax.nn writes them; fused stages fold in the eager
@@ -295,6 +296,18 @@ void fusion_cases(const Options& o) {
         {tnp::array(hx, {rows, cols}), tnp::array(gamma, {cols}), tnp::array(beta, {cols})}, hx, hy,
         (2.0 * rows * cols + 2.0 * cols) * 4, rows);
   }
+  if (o.wants("jit_argmax_rows_4096x4096")) {
+    // argmax over rows (as float32 for the comparison): eagerly one pass of the argmax kernel;
+    // under jit the expansion's max and least-index stages in one kernel.
+    const int64_t n = 4096;
+    std::vector<float> hx = uniform(n * n, 17);
+    fusion_case(
+        o, "jit_argmax_rows_4096x4096", "argmax_rows_4096x4096", "argmax_rows",
+        [](const std::vector<Array>& a) {
+          return tnp::astype(tessera::lax::argmax(a[0], 1), tessera::DType::kFloat32);
+        },
+        {tnp::array(hx, {n, n})}, hx, {}, 1.0 * n * n * 4 + n * 4.0, n);
+  }
   if (o.wants("jit_stencil_4096x4096")) {
     // A three-point stencil over a zero-padded row: pad, two slices, arithmetic — one kernel of
     // guarded loads under jit, five passes eagerly.
@@ -405,7 +418,7 @@ int main(int argc, char** argv) {
       parse_options(argc, argv,
                     {"jit_call_overhead", "jit_scan_loop", "jit_tanh_chain_16M",
                      "jit_gelu_tanh_16M", "jit_logaddexp_16M", "jit_bias_relu_4096x4096",
-                     "jit_embedding_65536x256",
+                     "jit_embedding_65536x256", "jit_argmax_rows_4096x4096",
                      "jit_softmax_rows_4096x4096", "jit_layernorm_8192x1024",
                      "jit_stencil_4096x4096", "jit_concat_4096x2x2048", "jit_compile_small"});
   try {

@@ -101,6 +101,8 @@ double rows_ms(const std::string& which, const std::vector<float>& x, int64_t ro
     torch::Tensor gamma = tp.slice(0, 0, cols).contiguous();
     torch::Tensor beta = tp.slice(0, cols, 2 * cols).contiguous();
     f = [tx, gamma, beta, cols] { return torch::layer_norm(tx, {cols}, gamma, beta, 1e-5); };
+  } else if (which == "argmax_rows") {
+    f = [tx] { return torch::argmax(tx, 1).to(torch::kFloat); };
   } else {
     throw std::runtime_error("libtorch peer: unknown case " + which);
   }
