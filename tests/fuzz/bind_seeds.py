@@ -13,6 +13,8 @@ PRIMS = [
     "dynamic_slice", "dynamic_update_slice", "concatenate", "pad", "reduce", "cumsum",
     "scan", "cond", "while", "custom_jvp_call", "checkpoint", "round", "clamp", "div", "rem",
     "polygamma", "zeta", "stop_gradient", "pure_callback",
+    "gather", "scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max", "sort",
+    "top_k",
 ]
 
 
