@@ -15,7 +15,8 @@ C++ suites (bench/harness.h; docs/performance.md).
                       np.median (a partition)
   gather_rows_1M      table[ids]: 1M random rows of a 1M x 64 float32 table (one gather); peer
                       np.take(table, ids, axis=0). floor_ms: the rows read and written once at
-                      the machine's copy bandwidth (TESSERA_BENCH_GBPS, default 45 GB/s)
+                      the streaming bandwidth eager x + y reaches in the same run (16M float32;
+                      TESSERA_BENCH_GBPS overrides it)
   scatter_add_1M      table.at[ids].add(updates): 1M random rows (duplicates included) into a
                       64K x 64 float32 table (one scatter-add); peer np.add.at on a copy
   top_k_1M_k16        lax.top_k(x, 16) of 1M float32 values (a partial sort); peer
@@ -88,8 +89,25 @@ def equal(a, b):
     return np.array_equal(a, b, equal_nan=True)
 
 
+_GBPS = []
+
+
 def bandwidth_gbps():
-    return float(os.environ.get("TESSERA_BENCH_GBPS", "45"))
+    """The streaming bandwidth Tessera's eager z = x + y reaches on 16M float32 (3 x 64 MB), in
+    this run (measured once; TESSERA_BENCH_GBPS overrides it)."""
+    if os.environ.get("TESSERA_BENCH_GBPS"):
+        return float(os.environ["TESSERA_BENCH_GBPS"])
+    if not _GBPS:
+        n = 16 * 1024 * 1024
+        x = jnp.asarray(np.random.default_rng(0).random(n, dtype=np.float32))
+        y = x * 0.5
+        ts = []
+        for _ in range(7):
+            t0 = time.perf_counter()
+            (x + y).block_until_ready()
+            ts.append(time.perf_counter() - t0)
+        _GBPS.append(3 * n * 4 / statistics.median(ts[1:]) / 1e9)
+    return _GBPS[0]
 
 
 def gather_rows(o):
