@@ -13,6 +13,7 @@
 
 #include "compiler/index_map.h"
 #include "compiler/reduce_rule.h"
+#include "core/env.h"
 #include "tessera/errors.h"
 
 namespace tessera::compiler {
@@ -169,7 +170,9 @@ class KernelBuilder {
         group_(group),
         reductions_set_space_(reductions_set_space) {}
 
-  FusionGroup build(std::vector<size_t> members) {
+  // `extras`: members' results read outside the group too (a later equation, the program's
+  // outputs), stored beside the root's result at every point of a map space equal to theirs.
+  FusionGroup build(std::vector<size_t> members, const std::vector<size_t>& extras = {}) {
     const JaxprEqn& root = j_.eqns[members.back()];
     const Var& out = root.outvars[0];
     std::vector<kir::Affine> root_point;
@@ -200,8 +203,14 @@ class KernelBuilder {
     }
     Phase final_phase;
     final_phase.sees_saved = !row_outputs_;
-    scalar::Program body =
-        phase(final_phase, [&] { return std::vector<scalar::Value>{at(Atom(out), root_point)}; });
+    for (size_t m : extras)
+      if (row_outputs_ || j_.eqns[m].outvars[0].aval().shape != dims_) throw CannotCompose{m};
+    scalar::Program body = phase(final_phase, [&] {
+      std::vector<scalar::Value> r;
+      for (size_t m : extras) r.push_back(at(Atom(j_.eqns[m].outvars[0]), identity_point(dims_)));
+      r.push_back(at(Atom(out), root_point));
+      return r;
+    });
     FusionGroup g;
     g.members = std::move(members);
     kir::Kernel& k = g.kernel;
@@ -211,6 +220,10 @@ class KernelBuilder {
     k.row_outputs = row_outputs_;
     k.stages = std::move(stages_);
     for (const Var& v : inputs_) k.inputs.push_back({v.aval().dtype, v.aval().shape});
+    for (size_t m : extras) {
+      const Aval& a = j_.eqns[m].outvars[0].aval();
+      k.outputs.push_back({a.dtype, a.shape});
+    }
     k.outputs.push_back({out.aval().dtype, out.aval().shape});
     k.loads = std::move(final_phase.loads);
     k.indices = std::move(final_phase.indices);
@@ -222,7 +235,8 @@ class KernelBuilder {
     if (k.inner > 0 && k.stages.empty()) throw UnreachedReduction{};
     k.verify();
     g.inputs = inputs_;
-    g.outputs = {out};
+    for (size_t m : extras) g.outputs.push_back(j_.eqns[m].outvars[0]);
+    g.outputs.push_back(out);
     return g;
   }
 
@@ -883,6 +897,9 @@ FusionPlan plan_fusion(const Jaxpr& j) {
   for (const Atom& a : j.outvars)
     if (const Var* v = std::get_if<Var>(&a)) outputs.insert(v->id());
 
+  // TESSERA_FUSION_MULTI_OUTPUT=0: a value read outside its consumers' group ends the group (for
+  // comparisons).
+  const bool multi_output_off = env_int("TESSERA_FUSION_MULTI_OUTPUT", 0, 1).value_or(1) == 0;
   std::set<size_t> forced_roots;
   for (;;) {
     std::vector<int32_t> group_of(n, -1);
@@ -894,10 +911,26 @@ FusionPlan plan_fusion(const Jaxpr& j) {
       const Var& v = j.eqns[k].outvars[0];
       int32_t g = -1;
       const auto rd = readers.find(v.id());
-      if (!forced_roots.count(k) && !outputs.count(v.id()) && rd != readers.end()) {
-        g = group_of[rd->second.front()];
-        for (size_t u : rd->second)
-          if (group_of[u] != g) g = -1;
+      if (!forced_roots.count(k) && rd != readers.end()) {
+        // The group of its readers; or, producer-consumer multi-output, the group of one reader
+        // with the value as an extra output, when its shape is that group's space and every
+        // other reader (and the program's outputs) comes after that group's root — so the
+        // kernel runs before them and no cycle between kernels can form.
+        for (size_t c = 0; c < rd->second.size() && g < 0; ++c) {
+          const int32_t cand = group_of[rd->second[c]];
+          if (cand < 0) continue;
+          const size_t root = members[static_cast<size_t>(cand)].front();
+          bool all_in = !outputs.count(v.id()), ok = true;
+          for (size_t u : rd->second)
+            if (group_of[u] != cand) {
+              all_in = false;
+              ok = ok && u > root;
+            }
+          if (!all_in &&
+              (!ok || multi_output_off || v.aval().shape != space[static_cast<size_t>(cand)]))
+            continue;
+          g = cand;
+        }
         if (g >= 0 && expensive[k] && root_points[static_cast<size_t>(g)] > v.aval().size() &&
             !row_prefix(v.aval().shape, space[static_cast<size_t>(g)]))
           g = -1;
@@ -933,6 +966,17 @@ FusionPlan plan_fusion(const Jaxpr& j) {
       for (size_t m : sorted) plan.group_of[m] = static_cast<int32_t>(kept.size());
       kept.push_back(std::move(sorted));
     }
+    // Per kept group: its members whose results are read outside it (extra outputs).
+    std::vector<std::vector<size_t>> extras(kept.size());
+    for (size_t gi = 0; gi < kept.size(); ++gi)
+      for (size_t m : kept[gi]) {
+        if (m == kept[gi].back()) continue;
+        const Var& v = j.eqns[m].outvars[0];
+        bool outside = outputs.count(v.id()) > 0;
+        if (auto rd = readers.find(v.id()); rd != readers.end())
+          for (size_t u : rd->second) outside |= plan.group_of[u] != static_cast<int32_t>(gi);
+        if (outside) extras[gi].push_back(m);
+      }
     // Groups are numbered by root order: sort by root.
     std::vector<size_t> order(kept.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -947,10 +991,10 @@ FusionPlan plan_fusion(const Jaxpr& j) {
         const int32_t gi = static_cast<int32_t>(i);
         try {
           KernelBuilder kb(j, producer, plan.group_of, gi);
-          plan.groups.push_back(kb.build(kept[order[i]]));
+          plan.groups.push_back(kb.build(kept[order[i]], extras[order[i]]));
         } catch (const UnreachedReduction&) {
           KernelBuilder kb(j, producer, plan.group_of, gi, /*reductions_set_space=*/false);
-          plan.groups.push_back(kb.build(kept[order[i]]));
+          plan.groups.push_back(kb.build(kept[order[i]], extras[order[i]]));
         }
       }
       merge_siblings(j, plan);

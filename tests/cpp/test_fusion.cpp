@@ -237,20 +237,60 @@ TEST(Fusion, ExpensiveProducerIsNotRecomputedUnderABroadcast) {
 
 TEST(Fusion, SharedValuesAndOutputsBoundGroups) {
   Array a = random_array({8}, DType::kFloat32);
-  // t is an output and read by the rest: it roots its own group and is loaded by the other.
+  // t is an output and read by the rest: producer-consumer multi-output keeps it in the group of
+  // its first reader (t + 1) as an extra output: one kernel computing t and t + 1; t * t, which
+  // reads that kernel's output, is a lone equation (its eager kernel).
   ClosedJaxpr cj = make_jaxpr([](const Array& x) {
     Array t = tnp::tanh(x) * 2.0f;
     return std::vector<Array>{t, t + 1.0f, t * t};
   })(a);
   std::vector<Array> args{a};
   FusionPlan p = check_plan(cj, args);
-  // tanh*2 (2 eqns); t+1 and t*t, single equations reading t, are siblings: one kernel with two
-  // outputs (it depends on the first, so the two stay apart).
-  ASSERT_EQ(p.groups.size(), 2u);
-  EXPECT_EQ(p.groups[0].members.size(), 2u);
-  EXPECT_EQ(p.groups[0].outputs.size(), 1u);
-  EXPECT_EQ(p.groups[1].members.size(), 2u);
-  EXPECT_EQ(p.groups[1].outputs.size(), 2u);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].members.size(), 3u);
+  EXPECT_EQ(p.groups[0].outputs.size(), 2u);
+  // Without multi-output (TESSERA_FUSION_MULTI_OUTPUT=0): tanh*2 roots its own group, and
+  // t+1, t*t are siblings reading it.
+  setenv("TESSERA_FUSION_MULTI_OUTPUT", "0", 1);
+  FusionPlan q = check_plan(cj, args);
+  unsetenv("TESSERA_FUSION_MULTI_OUTPUT");
+  ASSERT_EQ(q.groups.size(), 2u);
+  EXPECT_EQ(q.groups[0].outputs.size(), 1u);
+  EXPECT_EQ(q.groups[1].outputs.size(), 2u);
+}
+
+TEST(Fusion, ProducerConsumerMultiOutput) {
+  // A value read by its consumers' kernel and by a later unfused equation (a matmul) or later
+  // kernels is an extra output of the kernel that computes it; a reader before that kernel's
+  // root keeps it apart (the kernel would run too late).
+  Array a = random_array({6, 6}, DType::kFloat32);
+  ClosedJaxpr cj = make_jaxpr([](const Array& x) {
+    Array h = tnp::tanh(x * 0.5f);
+    Array y = h * 3.0f + 1.0f;
+    return std::vector<Array>{y, tnp::matmul(h, x) + y};
+  })(a);
+  std::vector<Array> args{a};
+  FusionPlan p = check_plan(cj, args);
+  bool extra = false;
+  for (const auto& g : p.groups) extra |= g.outputs.size() >= 2 && g.kernel.outputs.size() >= 2;
+  EXPECT_TRUE(extra);
+  EXPECT_EQ(to_doubles(jit([](const Array& x) {
+              Array h = tnp::tanh(x * 0.5f);
+              return tnp::matmul(h, x) + h * 3.0f;
+            })(a)),
+            to_doubles([](const Array& x) {
+              Array h = tnp::tanh(x * 0.5f);
+              return tnp::matmul(h, x) + h * 3.0f;
+            }(a)));
+  // h read before the kernel reading it finishes: h*2 (kernel 1) then m = matmul(h * 2, x), then
+  // h + m: the group of h + m roots after the matmul, which reads h*2; h can join h + m's group
+  // only if every other reader comes after that root — the matmul's operand does not.
+  ClosedJaxpr cj2 = make_jaxpr([](const Array& x) {
+    Array h = tnp::exp(x);
+    Array m = tnp::matmul(h * 2.0f, x);
+    return h + m;
+  })(a);
+  check_plan(cj2, args);
 }
 
 TEST(Fusion, IntegerBoolAndConvertChains) {
