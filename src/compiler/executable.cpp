@@ -11,6 +11,7 @@
 #include "compiler/cpu/llvm_jit.h"
 #include "compiler/fusion.h"
 #include "compiler/lowering.h"
+#include "runtime/thread_pool.h"
 #include "tessera/errors.h"
 #include "tessera/param_types.h"
 
@@ -370,6 +371,14 @@ std::shared_ptr<const Executable> compile(const Jaxpr& j) {
   FusionPlan plan;
   if (fusion_enabled()) plan = plan_fusion(p);
   const cpu::KernelText text = plan.groups.empty() ? cpu::KernelText{} : kernel_text_wanted();
+  // The kernels compile at once, over the runtime's pool (LLVM lowering and code generation need
+  // no lock; only linking is serialized).
+  std::vector<std::shared_ptr<const cpu::CpuKernel>> code(plan.groups.size());
+  runtime::parallel_for(static_cast<int64_t>(code.size()), 1, [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g)
+      code[static_cast<size_t>(g)] =
+          cpu::compile_kernel(plan.groups[static_cast<size_t>(g)].kernel, text);
+  });
   if (plan.group_of.empty()) plan.group_of.assign(p.eqns.size(), -1);
   auto position = [&](size_t k) {
     const int32_t g = plan.group_of[k];
@@ -419,9 +428,9 @@ std::shared_ptr<const Executable> compile(const Jaxpr& j) {
         out_avals.push_back(r.aval());
       }
       exe->release_after_.push_back(releases(k, reads));
-      exe->thunks_.push_back(
-          std::make_unique<FusedThunk>(g.kernel, cpu::compile_kernel(g.kernel, text), std::move(in),
-                                       std::move(out), std::move(out_avals), text));
+      exe->thunks_.push_back(std::make_unique<FusedThunk>(g.kernel, code[static_cast<size_t>(gi)],
+                                                          std::move(in), std::move(out),
+                                                          std::move(out_avals), text));
       continue;
     }
     std::vector<Operand> in;

@@ -14,6 +14,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "compiler/cpu/llvm_jit.h"
@@ -394,6 +395,44 @@ TEST(LlvmCodegen, CacheSharesIdenticalKernelsOnly) {
   std::cerr << "[jit] target " << compiler::cpu::jit_target() << "; mean compile "
             << s1.compile_ms / static_cast<double>(std::max<int64_t>(1, s1.compiled)) << " ms over "
             << s1.compiled << " kernels\n";
+}
+
+TEST(LlvmCodegen, KernelsCompileConcurrently) {
+  // Distinct kernels compiled from several threads at once (lowering and code generation run
+  // outside the JIT's lock), some of them the same kernel twice: every one computes its own
+  // constant, identical kernels end up sharing code, and nothing is compiled twice for good.
+  auto make = [](double c) {
+    const DType ins[] = {DType::kFloat32};
+    scalar::Builder b(ins);
+    scalar::Value r = b.mul(b.unary(scalar::Op::kTanh, b.input(0)), b.constant(c, DType::kFloat32));
+    return elementwise(256, {DType::kFloat32}, std::move(b).finish({&r, 1}));
+  };
+  constexpr int kThreads = 4, kEach = 6;
+  std::vector<std::shared_ptr<const compiler::cpu::CpuKernel>> got(kThreads * kEach);
+  std::vector<std::thread> ts;
+  const double base = 1.0 + static_cast<double>(testing::rng()() % 1000) * 1e-3;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i)  // thread t and t ^ 1 compile the same constants
+        got[static_cast<size_t>(t * kEach + i)] =
+            compiler::cpu::compile_kernel(make(base + (t / 2) * 10 + i));
+    });
+  for (std::thread& t : ts) t.join();
+  std::vector<float> x(256), y(256);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.01f * static_cast<float>(i) - 1.0f;
+  for (int t = 0; t < kThreads; ++t)
+    for (int i = 0; i < kEach; ++i) {
+      const auto& k = got[static_cast<size_t>(t * kEach + i)];
+      void* ptrs[] = {x.data(), y.data()};
+      k->run(ptrs, 256);
+      const float c = static_cast<float>(base + (t / 2) * 10 + i);
+      for (size_t j = 0; j < x.size(); j += 37) {
+        const float want = std::tanh(x[j]) * c;
+        EXPECT_NEAR(y[j], want, 4e-7 * std::abs(want) + 1e-7) << t << " " << i;
+      }
+      if ((t ^ 1) > t)
+        EXPECT_EQ(k->entry(), got[static_cast<size_t>((t ^ 1) * kEach + i)]->entry());
+    }
 }
 
 // ---- reduction kernels: stages folded over the inner dimensions ----

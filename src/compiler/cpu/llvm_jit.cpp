@@ -1,6 +1,8 @@
 // The LLJIT instance, the O2 pipeline and the kernel cache (llvm_jit.h).
 #include "compiler/cpu/llvm_jit.h"
 
+#include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/SmallVector.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -11,6 +13,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -19,8 +22,10 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "compiler/cpu/llvm_codegen.h"
 #include "compiler/scalar_runtime.h"
@@ -44,9 +49,13 @@ T take(llvm::Expected<T> v, const std::string& what) {
 }
 
 struct Jit {
-  std::mutex mu;  // guards everything below (compilation is serialized)
+  std::mutex mu;  // guards everything below; kernels are lowered and compiled outside it
   std::unique_ptr<llvm::orc::LLJIT> lljit;
-  std::unique_ptr<llvm::TargetMachine> tm;
+  std::unique_ptr<llvm::TargetMachine> tm;  // the target's description (features, layout)
+  std::optional<llvm::orc::JITTargetMachineBuilder> jtmb;
+  // Target machines for compiling outside the lock: one per concurrent compilation (LLVM's
+  // are not shared between threads), reused; owned here (never destroyed, like the JIT).
+  std::vector<std::unique_ptr<llvm::TargetMachine>> idle_tms;
   bool avx512 = false;
   std::unordered_map<std::string, std::weak_ptr<CpuKernel::Code>> cache;
   JitStats stats;
@@ -64,6 +73,7 @@ Jit& jit() {
     jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
     jtmb.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Strict;  // fma only where written
     J->tm = take(jtmb.createTargetMachine(), "creating the target machine");
+    J->jtmb = jtmb;
     J->avx512 = J->tm->getTargetFeatureString().contains("+avx512f");
     J->lljit = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(),
                     "creating the JIT");
@@ -102,6 +112,31 @@ void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
   mpm.run(m, mam);
 }
 
+// A target machine for one compilation, returned to the pool by the destructor.
+class BorrowedTm {
+ public:
+  explicit BorrowedTm(Jit& J) : J_(J) {
+    std::lock_guard<std::mutex> lock(J.mu);
+    if (!J.idle_tms.empty()) {
+      tm_ = std::move(J.idle_tms.back());
+      J.idle_tms.pop_back();
+    } else {
+      tm_ = take(J.jtmb->createTargetMachine(), "creating a target machine");
+    }
+  }
+  ~BorrowedTm() {
+    std::lock_guard<std::mutex> lock(J_.mu);
+    J_.idle_tms.push_back(std::move(tm_));
+  }
+  BorrowedTm(const BorrowedTm&) = delete;
+  BorrowedTm& operator=(const BorrowedTm&) = delete;
+  llvm::TargetMachine* get() const { return tm_.get(); }
+
+ private:
+  Jit& J_;
+  std::unique_ptr<llvm::TargetMachine> tm_;
+};
+
 }  // namespace
 
 struct CpuKernel::Code {
@@ -132,52 +167,79 @@ std::shared_ptr<const CpuKernel> compile_kernel(const kir::Kernel& k, KernelText
   k.verify();
   Jit& J = jit();
   const std::string key = k.signature_text();
-  std::lock_guard<std::mutex> lock(J.mu);
-  if (auto it = J.cache.find(key); it != J.cache.end()) {
+  // The cached kernel for key when it has the text asked for (call with J.mu held).
+  auto cached = [&]() -> std::shared_ptr<CpuKernel::Code> {
+    auto it = J.cache.find(key);
+    if (it == J.cache.end()) return nullptr;
     std::shared_ptr<CpuKernel::Code> c = it->second.lock();
-    if (c && (!text.llvm_ir || !c->llvm_ir.empty()) && (!text.assembly || !c->assembly.empty())) {
+    if (c && (!text.llvm_ir || !c->llvm_ir.empty()) && (!text.assembly || !c->assembly.empty()))
+      return c;
+    return nullptr;
+  };
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(J.mu);
+    if (std::shared_ptr<CpuKernel::Code> c = cached()) {
       ++J.stats.cache_hits;
       return std::make_shared<const CpuKernel>(std::move(c));
     }
+    name = "tessera_kernel_" + std::to_string(J.next_id++);
   }
+  // Lowering, optimization and code generation to an object need no lock (each compilation has
+  // its own context and target machine), so several kernels compile at once; linking does.
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string name = "tessera_kernel_" + std::to_string(J.next_id++);
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> m = emit_kernel(k, name, *ctx);
-  m->setDataLayout(J.tm->createDataLayout());
-  m->setTargetTriple(J.tm->getTargetTriple().str());
-  for (llvm::Function& f : *m) {
-    if (f.isDeclaration()) continue;
-    f.addFnAttr("target-cpu", J.tm->getTargetCPU());
-    f.addFnAttr("target-features", J.tm->getTargetFeatureString());
-    if (J.avx512) f.addFnAttr("prefer-vector-width", "512");
-  }
-  optimize(*m, J.tm.get());
   auto code = std::make_shared<CpuKernel::Code>();
-  if (text.llvm_ir) {
-    llvm::raw_string_ostream os(code->llvm_ir);
-    m->print(os, nullptr);
-  }
-  if (text.assembly) {
-    // The JIT's own code generator on a copy of the optimized module.
-    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*m);
-    llvm::SmallString<0> buf;
-    llvm::raw_svector_ostream os(buf);
+  llvm::SmallVector<char, 0> object;
+  {
+    BorrowedTm btm(J);
+    llvm::TargetMachine* tm = btm.get();
+    llvm::LLVMContext ctx;
+    std::unique_ptr<llvm::Module> m = emit_kernel(k, name, ctx);
+    m->setDataLayout(tm->createDataLayout());
+    m->setTargetTriple(tm->getTargetTriple().str());
+    for (llvm::Function& f : *m) {
+      if (f.isDeclaration()) continue;
+      f.addFnAttr("target-cpu", tm->getTargetCPU());
+      f.addFnAttr("target-features", tm->getTargetFeatureString());
+      if (J.avx512) f.addFnAttr("prefer-vector-width", "512");
+    }
+    optimize(*m, tm);
+    if (text.llvm_ir) {
+      llvm::raw_string_ostream os(code->llvm_ir);
+      m->print(os, nullptr);
+    }
+    if (text.assembly) {
+      std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*m);
+      llvm::SmallString<0> buf;
+      llvm::raw_svector_ostream os(buf);
+      llvm::legacy::PassManager pm;
+      if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+        throw_internal(kLayer, "the target cannot print assembly");
+      pm.run(*copy);
+      code->assembly = std::string(buf.str());
+    }
+    llvm::raw_svector_ostream os(object);
     llvm::legacy::PassManager pm;
-    if (J.tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
-      throw_internal(kLayer, "the target cannot print assembly");
-    pm.run(*copy);
-    code->assembly = std::string(buf.str());
+    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      throw_internal(kLayer, "the target cannot emit object code");
+    pm.run(*m);
   }
-  code->tracker = J.lljit->getMainJITDylib().createResourceTracker();
-  if (llvm::Error e = J.lljit->addIRModule(
-          code->tracker, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-    fail("adding kernel " + k.name, std::move(e));
-  const llvm::orc::ExecutorAddr addr = take(J.lljit->lookup(name), "linking kernel " + k.name);
-  code->entry = addr.toPtr<CpuKernel::Entry>();
   if (!k.stages.empty())
     code->grain =
         std::max<int64_t>(1, runtime::kElementwiseGrain / std::max<int64_t>(1, k.num_inner()));
+  std::lock_guard<std::mutex> lock(J.mu);
+  // Another thread may have compiled the same kernel meanwhile: share its code.
+  if (std::shared_ptr<CpuKernel::Code> c = cached()) {
+    ++J.stats.cache_hits;
+    return std::make_shared<const CpuKernel>(std::move(c));
+  }
+  code->tracker = J.lljit->getMainJITDylib().createResourceTracker();
+  if (llvm::Error e = J.lljit->addObjectFile(
+          code->tracker, llvm::MemoryBuffer::getMemBufferCopy(
+                             llvm::StringRef(object.data(), object.size()), name)))
+    fail("adding kernel " + k.name, std::move(e));
+  const llvm::orc::ExecutorAddr addr = take(J.lljit->lookup(name), "linking kernel " + k.name);
+  code->entry = addr.toPtr<CpuKernel::Entry>();
   code->ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ++J.stats.compiled;
