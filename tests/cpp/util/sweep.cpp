@@ -229,14 +229,16 @@ std::string same(const Array& got, const Array& want, double rtol = 0.0, double 
 }
 
 // Element i of a tolerance comparison, with the reference's scale.
-std::string close(const std::vector<double>& got, const std::vector<double>& want, double rtol) {
+std::string close(const std::vector<double>& got, const std::vector<double>& want, double rtol,
+                  double atol = 0.0) {
   if (got.size() != want.size()) return "sizes differ";
   const double scale = max_abs(want) + 1.0;
   for (size_t i = 0; i < got.size(); ++i) {
-    if (std::fabs(got[i] - want[i]) <= rtol * (std::fabs(want[i]) + scale)) continue;
+    if (std::fabs(got[i] - want[i]) <= rtol * (std::fabs(want[i]) + scale) + atol) continue;
     std::ostringstream os;
     os.precision(12);
-    os << "element " << i << ": got " << got[i] << ", want " << want[i] << " (rtol " << rtol << ")";
+    os << "element " << i << ": got " << got[i] << ", want " << want[i] << " (rtol " << rtol
+       << ", atol " << atol << ")";
     return os.str();
   }
   return "";
@@ -441,8 +443,17 @@ Stats check_jvp(const Row& row) {
       for (size_t i = 0; i < xs.size(); ++i)
         if (vs[i].defined()) xmax = std::max(xmax, max_abs(to_doubles(xs[i])));
       const double h = row.fd_h * xmax;
-      std::vector<double> fd = central(row.fn(shifted(xs, h, vs)), row.fn(shifted(xs, -h, vs)), h);
-      if (std::string m = close(to_doubles(to[0]), fd, row.jvp_rtol); !m.empty())
+      const Array plus = row.fn(shifted(xs, h, vs)), minus = row.fn(shifted(xs, -h, vs));
+      std::vector<double> fd = central(plus, minus, h);
+      // The outputs' own rounding enters the difference quotient: each of f(x +- h) is off by
+      // up to half an ulp of the output dtype, so the quotient by eps * max|f| / (2h), and the
+      // tangent (rounded to the output dtype too) by eps * |t|. Negligible for float64
+      // outputs; for lossy ones (convert to bf16) it is the bound, not the seed's luck.
+      const double out_eps = eps_of(y.dtype());
+      const double noise =
+          out_eps * (std::max(max_abs(to_doubles(plus)), max_abs(to_doubles(minus))) / (2 * h) +
+                     max_abs(to_doubles(to[0])));
+      if (std::string m = close(to_doubles(to[0]), fd, row.jvp_rtol, noise); !m.empty())
         ADD_FAILURE() << where(row, label) << ": jvp vs finite differences: " << m << "; "
                       << values_at(xs) << "; v: " << values_at(vs);
       if (!row.second_order) return;
