@@ -13,6 +13,7 @@
 #include <string>
 
 #include "api/numpy_internal.h"
+#include "runtime/thread_pool.h"
 #include "tessera/lax.h"
 #include "tessera/lax_gather.h"
 #include "tessera/numpy.h"
@@ -61,30 +62,62 @@ std::vector<Array> mask_indices(const char* op, const Array& m) {
       throw IndexError(op_message(op, "a boolean mask dimension of " + std::to_string(n) +
                                           " elements does not fit int32 indices; index with "
                                           "integer arrays instead"));
+  // Two passes over fixed chunks (the same result for any thread count): count each chunk's
+  // true elements, then write each chunk's flat positions from its offset, branch-free. Then
+  // the flat positions become one coordinate array per mask dim.
   const bool* p = static_cast<const bool*>(v->raw_data());
+  const int64_t n = m.size();
+  constexpr int64_t kChunk = int64_t{1} << 16;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<int64_t> offsets(static_cast<size_t>(chunks) + 1, 0);
+  runtime::parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      int64_t k = 0;
+      for (int64_t f = c * kChunk, e = std::min(n, f + kChunk); f < e; ++f) k += p[f] ? 1 : 0;
+      offsets[static_cast<size_t>(c) + 1] = k;
+    }
+  });
+  for (int64_t c = 0; c < chunks; ++c) offsets[c + 1] += offsets[c];
+  const int64_t count = offsets[static_cast<size_t>(chunks)];
   const size_t nd = s.size();
-  int64_t count = 0;
-  for (int64_t f = 0; f < m.size(); ++f) count += p[f] ? 1 : 0;
-  std::vector<std::vector<int32_t>> out(nd);
-  for (auto& o : out) o.reserve(static_cast<size_t>(count));
-  if (nd == 1) {
-    for (int64_t f = 0; f < m.size(); ++f)
-      if (p[f]) out[0].push_back(static_cast<int32_t>(f));
-  } else {
-    std::vector<int32_t> at(nd, 0);  // an odometer over the mask's shape
-    for (int64_t f = 0; f < m.size(); ++f) {
-      if (p[f])
-        for (size_t d = 0; d < nd; ++d) out[d].push_back(at[d]);
-      for (size_t d = nd; d-- > 0;) {
-        if (++at[d] < s[d]) break;
-        at[d] = 0;
+  // A rank-1 mask's positions are its coordinates (int32: its dim was checked above); other
+  // masks keep int64 flat positions until they are split into coordinates.
+  std::vector<int64_t> flat(nd == 1 ? 0 : static_cast<size_t>(count));
+  Array first = empty_array(Aval{{count}, DType::kInt32, false}, op);
+  int32_t* out0 = static_cast<int32_t*>(first.buffer()->data());
+  runtime::parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      // Every element stores its position at the chunk's next slot, and only a true one
+      // advances it; the stores stay inside the chunk's own slots [k, kend).
+      int64_t k = offsets[static_cast<size_t>(c)];
+      const int64_t kend = offsets[static_cast<size_t>(c) + 1];
+      const int64_t e = std::min(n, (c + 1) * kChunk);
+      if (nd == 1) {
+        for (int64_t f = c * kChunk; f < e; ++f) {
+          if (k < kend) out0[k] = static_cast<int32_t>(f);
+          k += p[f] ? 1 : 0;
+        }
+      } else {
+        for (int64_t f = c * kChunk; f < e; ++f) {
+          if (k < kend) flat[static_cast<size_t>(k)] = f;
+          k += p[f] ? 1 : 0;
+        }
       }
     }
-  }
+  });
+  if (nd == 1) return {first};
   std::vector<Array> r;
-  for (auto& o : out) {
-    const int64_t n = static_cast<int64_t>(o.size());
-    r.push_back(numpy::array(o, {n}));
+  int64_t stride = n;
+  for (size_t d = 0; d < nd; ++d) {
+    Array coord = d == 0 ? first : empty_array(Aval{{count}, DType::kInt32, false}, op);
+    int32_t* o = static_cast<int32_t*>(coord.buffer()->data());
+    const int64_t dim = s[d];
+    stride = dim == 0 ? 0 : stride / dim;
+    runtime::parallel_for(count, runtime::kElementwiseGrain, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i)
+        o[i] = static_cast<int32_t>(flat[static_cast<size_t>(i)] / stride % dim);
+    });
+    r.push_back(std::move(coord));
   }
   return r;
 }
@@ -334,6 +367,15 @@ Array gather_with(const Array& x, const Indexer& ix, const IndexOptions& o) {
   g.fill_value = o.fill_value;
   if (o.fill_value && !o.mode)
     g.mode = GatherScatterMode::kFillOrDrop;  // JAX: fill_value implies "fill"
+  for (size_t d = 0; d < ix.slice_sizes.size(); ++d) {
+    if (ix.slice_sizes[d] <= x.shape()[d]) continue;
+    // An index into an axis of size 0: no element can be read. An empty selection (x[mask]
+    // of an empty x, an empty index array) is empty, as NumPy's; anything else is JAX's error.
+    if (shape_size(ix.out_shape) != 0)
+      throw IndexError(op_message(
+          "getitem", "index is out of bounds for axis " + std::to_string(d) + " with size 0"));
+    return lax::broadcast_in_dim(full_as(x, 0.0), ix.out_shape, {});
+  }
   Array y = lax::gather(x, ix.indices, ix.dn, ix.slice_sizes, g);
   return ix.out_shape == ix.gather_shape ? y : lax::reshape(y, ix.out_shape);
 }

@@ -92,6 +92,35 @@ def test_boolean_masks_on_concrete_arrays(rng):
         jnp.asarray(x)[np.ones(3, bool)]
 
 
+@pytest.mark.parametrize("shape", [(200_003,), (300, 701), (3, 0), (2, 3, 40_000), (1,)])
+@pytest.mark.parametrize("density", [0.0, 0.003, 0.5, 1.0])
+def test_large_masks_across_chunks_match_numpy(rng, shape, density):
+    # Masks longer than the mask kernel's 2^16-element chunks, sparse and dense, rank 1-3, and
+    # a mask over leading dims only (the rest gathered as windows).
+    x = rng.normal(size=shape).astype(np.float32)
+    m = rng.random(size=shape) < density
+    X = jnp.asarray(x)
+    np.testing.assert_array_equal(A(X[jnp.asarray(m)]), x[m])
+    np.testing.assert_array_equal(A(X[m]), x[m])
+    if x.ndim > 1:
+        lead = m.any(axis=tuple(range(1, m.ndim)))
+        np.testing.assert_array_equal(A(X[lead]), x[lead])
+    idx = np.nonzero(m)
+    got = jnp.nonzero(jnp.asarray(m))
+    for g, w in zip(got, idx):
+        np.testing.assert_array_equal(A(g), w)
+
+
+def test_indexing_an_empty_axis():
+    # Empty selections from an empty axis are empty (NumPy's answer: x[x > 0] of an empty x);
+    # a non-empty integer index into it is JAX's IndexError.
+    x = jnp.zeros((0, 3))
+    assert A(x[x[:, 0] > 0]).shape == (0, 3)
+    assert A(x[jnp.zeros((0,), jnp.int32), 1:]).shape == (0, 2)
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 0"):
+        x[jnp.asarray([0])]
+
+
 def test_out_of_bounds_follow_jax(rng):
     x = rng.normal(size=(5,)).astype(np.float32)
     X = jnp.asarray(x)
