@@ -62,7 +62,7 @@ Array rot90(const Array& x, int64_t k = 1, std::pair<int64_t, int64_t> axes = {0
 // ---- padding ----
 // pad_width: one (before, after) pair per axis, or one pair for all axes.
 // mode: "constant" (constant_values), "edge", "reflect", "symmetric", "wrap", "linear_ramp"
-// (end_values), "maximum", "minimum", "mean" (stat_length), "empty" (zeros).
+// (end_values), "maximum", "minimum", "mean", "median" (stat_length), "empty" (zeros).
 // NumPy's per-side arguments: constant_values, end_values and stat_length may differ per axis
 // and side — one (before, after) pair per axis, or one pair for all axes; they override the
 // single constant_value / end_value when not empty. stat_length: maximum/minimum/mean over at

@@ -14,6 +14,7 @@
 #include "api/numpy_internal.h"
 #include "tessera/lax.h"
 #include "tessera/numpy.h"
+#include "tessera/numpy_sort.h"
 
 namespace tessera::numpy {
 
@@ -84,7 +85,9 @@ Array stat_of(const Array& region, int64_t ax, const std::string& mode, DType dt
   } else if (mode == "minimum") {
     stat = lax::reduce_min(region, {ax});
   } else {
-    stat = mean(region, ax);
+    // mean, or median (of the values promoted to floating, as jnp.median): integer results
+    // are rounded half to even, as NumPy's pad rounds them.
+    stat = mode == "median" ? median(region, AxisArg(ax)) : mean(region, ax);
     if (!is_floating(dtype)) stat = lax::round(stat, lax::RoundingMethod::kToNearestEven);
     stat = lax::convert_element_type(stat, dtype);
   }
@@ -170,7 +173,7 @@ Array pad_axis(const Array& x, const AxisPad& p, int64_t ax, const PadOptions& o
     return join(ramp(before, lax::slice_in_dim(x, 0, 1, 1, ax), true, p.ends.first), x,
                 ramp(after, lax::slice_in_dim(x, n - 1, n, 1, ax), false, p.ends.second), ax);
   }
-  if (mode == "maximum" || mode == "minimum" || mode == "mean") {
+  if (mode == "maximum" || mode == "minimum" || mode == "mean" || mode == "median") {
     if (n == 0)
       throw ValueError(op_message("pad", "can't extend an empty axis " + std::to_string(ax) +
                                              " using mode '" + mode + "'"));
@@ -193,7 +196,7 @@ Array pad_axis(const Array& x, const AxisPad& p, int64_t ax, const PadOptions& o
   throw ValueError(op_message(
       "pad", "unimplemented padding mode '" + mode +
                  "'; the modes are constant, edge, reflect, symmetric, wrap, linear_ramp, "
-                 "maximum, minimum, mean and empty"));
+                 "maximum, minimum, mean, median and empty"));
 }
 
 }  // namespace

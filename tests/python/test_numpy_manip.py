@@ -106,7 +106,7 @@ def test_tile_repeat_flip_roll_rot90_vs_numpy(rng):
 
 
 PAD_MODES = ["constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp", "maximum",
-             "minimum", "mean", "empty"]
+             "minimum", "mean", "median", "empty"]
 
 
 @pytest.mark.parametrize("mode", PAD_MODES)
@@ -134,8 +134,8 @@ def test_pad_vs_numpy(rng, mode):
                 if mode == "empty":
                     assert got.shape == exp.shape and str(got.dtype) == dtype
                     continue
-                if mode == "mean" and dtype == "int32":
-                    exp = np.pad(v, pw, mode=mode)  # NumPy rounds the mean for integers
+                if mode in ("mean", "median") and dtype == "int32":
+                    exp = np.pad(v, pw, mode=mode)  # NumPy rounds the statistic for integers
                 check(got, exp, dtype, False, rtol=1e-6, atol=1e-6)
 
 
@@ -160,7 +160,7 @@ def test_pad_options_vs_numpy(rng):
     for mode in ("reflect", "symmetric"):
         close(jnp.pad(x, ((2, 3), (1, 2)), mode=mode, reflect_type="odd"),
               np.pad(v, ((2, 3), (1, 2)), mode=mode, reflect_type="odd"), rtol=1e-5, atol=1e-5)
-    for mode in ("maximum", "minimum", "mean"):
+    for mode in ("maximum", "minimum", "mean", "median"):
         for sl in [1, 2, (1, 3), ((1, 2), (3, 1)), 10]:
             close(jnp.pad(x, ((2, 1), (1, 2)), mode=mode, stat_length=sl),
                   np.pad(v, ((2, 1), (1, 2)), mode=mode, stat_length=sl), rtol=1e-5, atol=1e-6)

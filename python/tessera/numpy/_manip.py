@@ -279,9 +279,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
         # Possibly traced: lax.pad takes the padding value as an operand.
         v = _L.convert_element_type(cv, x._dtype_name)
         return _L.pad(x, v, [(b, a, 0) for b, a in widths])
-    if mode == "median":
-        raise NotImplementedError("jnp.pad: mode 'median' needs a sort, which Tessera does "
-                                  "not have yet")
     rt = kwargs.get("reflect_type", "even")
     if rt not in ("even", "odd"):
         raise ValueError(f"jnp.pad: reflect_type must be 'even' or 'odd', got {rt!r}")
