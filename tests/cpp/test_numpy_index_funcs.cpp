@@ -463,5 +463,363 @@ TEST(IndexFuncs, MatchNumpy) {
   EXPECT_GE(sum.ops.size(), 22u);
 }
 
+// ---------------------------------------------------------------- naive references
+
+TEST(IndexFuncs, GridsMatchLoops) {
+  // ix_: each argument reshaped to its own axis.
+  const Array a = ints_in({3}, -5, 5), b = ints_in({4}, 0, 9, kI8), c = ints_in({0}, 0, 1);
+  const std::vector<Array> g = tnp::ix_({a, b, c});
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0].shape(), (Shape{3, 1, 1}));
+  EXPECT_EQ(g[1].shape(), (Shape{1, 4, 1}));
+  EXPECT_EQ(g[1].dtype(), kI8);
+  EXPECT_EQ(g[2].shape(), (Shape{1, 1, 0}));
+  EXPECT_EQ(compare(to_doubles(g[1]), to_doubles(b), 0, 0), "");
+  // indices_sparse[k]: arange(dims[k]) along axis k; indices: their broadcast, stacked.
+  const Shape dims = random_shape(1, 3);
+  const std::vector<Array> sp = tnp::indices_sparse(dims, kI8);
+  const Array dense = tnp::indices(dims);
+  EXPECT_EQ(dense.dtype(), default_int_dtype());
+  for (size_t k = 0; k < dims.size(); ++k) {
+    Shape s(dims.size(), 1);
+    s[k] = dims[k];
+    EXPECT_EQ(sp[k].shape(), s);
+    EXPECT_EQ(sp[k].dtype(), kI8);
+    std::vector<double> want;
+    for (int64_t i = 0; i < dims[k]; ++i) want.push_back(static_cast<double>(i));
+    EXPECT_EQ(compare(to_doubles(sp[k]), want, 0, 0), "");
+    const Array plane = lax::index_in_dim(dense, static_cast<int64_t>(k), 0, false);
+    EXPECT_EQ(compare(to_doubles(plane), to_doubles(lax::broadcasted_iota(kI32, dims, k)), 0, 0),
+              "");
+  }
+  // diag_indices(_from): ndim copies of arange(n).
+  const int64_t n = uniform_int(0, 5);
+  const std::vector<Array> di = tnp::diag_indices(n, 3);
+  ASSERT_EQ(di.size(), 3u);
+  for (const Array& d : di) EXPECT_EQ(compare(to_doubles(d), to_doubles(tnp::arange(n)), 0, 0), "");
+  EXPECT_EQ(tnp::diag_indices_from(tnp::zeros({n, n, n, n})).size(), 4u);
+}
+
+TEST(IndexFuncs, PartitionPlacesKth) {
+  // A naive check of the partition property on distinct values: kth in place, smaller before.
+  const Array a =
+      tnp::astype(lax::sort_key_val(random_array({9}, kF32), lax::iota(kI32, 9)).second, kF32);
+  for (int64_t kth : {0, 4, 8, -1}) {
+    const std::vector<double> p = to_doubles(tnp::partition(a, kth));
+    const size_t k = static_cast<size_t>(kth < 0 ? kth + 9 : kth);
+    EXPECT_EQ(p[k], static_cast<double>(k));
+    for (size_t i = 0; i < 9; ++i) EXPECT_EQ(i < k, p[i] < p[k]);
+  }
+}
+
+// ---------------------------------------------------------------- jit and vmap
+
+TEST(IndexFuncs, StaticSizeFormsUnderJitEqualEager) {
+  const Array a = tied({4, 5}, kF32, 0.1);
+  const Array x = ints_in({12}, 0, 6);
+  const Array m = random_array({5}, kBool);
+  for (int64_t size : {0, 3, 25}) {
+    SCOPED_TRACE("size " + std::to_string(size));
+    const tnp::NonzeroOptions o{.size = size, .fill_value = {-1, 7}};
+    auto jn = tessera::jit([&o](const Array& v) { return tnp::nonzero(v, o); });
+    const std::vector<Array> got = jn(a), want = tnp::nonzero(a, o);
+    for (size_t k = 0; k < 2; ++k) EXPECT_EQ(eq(got[k], want[k]), "");
+    const tnp::NonzeroOptions o1{.size = size, .fill_value = {-1}};
+    EXPECT_EQ(eq(tessera::jit([&](const Array& v) { return tnp::argwhere(v, o1); })(a),
+                 tnp::argwhere(a, o1)),
+              "");
+    EXPECT_EQ(eq(tessera::jit([&](const Array& v) { return tnp::flatnonzero(v, o1); })(a),
+                 tnp::flatnonzero(a, o1)),
+              "");
+    const tnp::UniqueOptions uo{
+        .return_index = true, .return_inverse = true, .return_counts = true, .size = size};
+    auto ju = tessera::jit([&](const Array& v) {
+      const tnp::UniqueResult r = tnp::unique(v, uo);
+      return std::vector<Array>{r.values, r.indices, r.inverse, r.counts};
+    });
+    const std::vector<Array> ug = ju(a);
+    const tnp::UniqueResult ue = tnp::unique(a, uo);
+    EXPECT_EQ(eq(ug[0], ue.values), "");
+    EXPECT_EQ(eq(ug[1], ue.indices), "");
+    EXPECT_EQ(eq(ug[2], ue.inverse), "");
+    EXPECT_EQ(eq(ug[3], ue.counts), "");
+    EXPECT_EQ(eq(tessera::jit([&](const Array& c, const Array& v) {
+                   return tnp::compress(c, v, 1, size, 2.5);
+                 })(m, a),
+                 tnp::compress(m, a, 1, size, 2.5)),
+              "");
+    EXPECT_EQ(eq(tessera::jit([&](const Array& c, const Array& v) {
+                   return tnp::extract(c, v, size);
+                 })(tnp::greater(a, 0), a),
+                 tnp::extract(tnp::greater(a, 0), a, size)),
+              "");
+    EXPECT_EQ(
+        eq(tessera::jit([&](const Array& v) { return tnp::bincount(v, std::nullopt, 0, size); })(x),
+           tnp::bincount(x, std::nullopt, 0, size)),
+        "");
+  }
+  // The other functions traced whole: searchsorted (every method), histogram with a range,
+  // interp, choose/ravel_multi_index with static modes.
+  const Array sorted = lax::sort(tied({11}, kF32, 0.2));
+  const Array v = tied({3, 4}, kF32, 0.2);
+  for (const char* method : {"scan", "scan_unrolled", "sort", "compare_all"})
+    EXPECT_EQ(eq(tessera::jit([&](const Array& s, const Array& q) {
+                   return tnp::searchsorted(s, q, "right", std::nullopt, method);
+                 })(sorted, v),
+                 tnp::searchsorted(sorted, v, "right", std::nullopt, method)),
+              "")
+        << method;
+  const Array h = random_array({30}, kF32);
+  auto jh = tessera::jit([](const Array& d) {
+    return tnp::histogram(d, int64_t{4}, std::pair<double, double>{-1, 1});
+  });
+  const std::vector<Array> hg = jh(h), hw = tnp::histogram(h, int64_t{4}, {{-1, 1}});
+  EXPECT_EQ(eq(hg[0], hw[0]), "");
+  EXPECT_EQ(eq(hg[1], hw[1]), "");
+  // Without a range the traced edges follow the data's min and max (computed in dt).
+  const std::vector<Array> ht =
+      tessera::jit([](const Array& d) { return tnp::histogram(d, int64_t{5}); })(h);
+  EXPECT_EQ(compare(to_doubles(ht[0]), to_doubles(tnp::histogram(h, int64_t{5})[0]), 0, 0), "");
+  EXPECT_EQ(compare(to_doubles(ht[1]), to_doubles(tnp::histogram(h, int64_t{5})[1]), 1e-6, 1e-6),
+            "");
+  const Array xp = tnp::array({-1.0, 0.0, 0.5, 2.0}), fp = tnp::array({3.0, 1.0, -2.0, 0.0});
+  EXPECT_EQ(eq(tessera::jit([&](const Array& q) { return tnp::interp(q, xp, fp); })(v),
+               tnp::interp(v, xp, fp)),
+            "");
+  const Array ci = ints_in({3, 4}, -4, 6);
+  EXPECT_EQ(eq(tessera::jit([&](const Array& i) {
+                 return tnp::choose(i, {v, tnp::negative(v)}, "wrap");
+               })(ci),
+               tnp::choose(ci, {v, tnp::negative(v)}, "wrap")),
+            "");
+}
+
+std::vector<Array> vmap0(const flat::Fun& f, const std::vector<Array>& args,
+                         const std::vector<std::optional<int64_t>>& in_axes) {
+  return flat::vmap(f, args, in_axes,
+                    [](size_t n) { return std::vector<std::optional<int64_t>>(n, 0); });
+}
+
+Array row(const Array& x, int64_t b) { return lax::index_in_dim(x, b, 0, false); }
+
+TEST(IndexFuncs, VmapMatchesLoop) {
+  const int64_t B = 4;
+  const Array a = lax::sort(tied({B, 9}, kF32, 0.2), 1);
+  const Array v = tied({B, 5}, kF32, 0.2);
+  for (const char* method : {"scan", "sort", "compare_all"}) {
+    flat::Fun f = [method](std::span<const Array> x) {
+      return std::vector<Array>{tnp::searchsorted(x[0], x[1], "left", std::nullopt, method)};
+    };
+    const Array got = vmap0(f, {a, v}, {0, 0})[0];
+    for (int64_t b = 0; b < B; ++b)
+      EXPECT_EQ(
+          eq(row(got, b), tnp::searchsorted(row(a, b), row(v, b), "left", std::nullopt, method)),
+          "")
+          << method;
+  }
+  const Array m = tied({B, 3, 4}, kI32);
+  flat::Fun nz = [](std::span<const Array> x) { return tnp::nonzero(x[0], {.size = 7}); };
+  const std::vector<Array> nzg = vmap0(nz, {m}, {0});
+  const Array w = random_array({9}, kF32);
+  const Array xs = ints_in({B, 9}, 0, 6);
+  flat::Fun bc = [&w](std::span<const Array> x) {
+    return std::vector<Array>{tnp::bincount(x[0], w, 0, 5)};
+  };
+  const Array bcg = vmap0(bc, {xs}, {0})[0];
+  const Array xp = lax::sort(random_array({B, 6}, kF32), 1), fp = random_array({B, 6}, kF32);
+  flat::Fun ip = [](std::span<const Array> x) {
+    return std::vector<Array>{tnp::interp(x[0], x[1], x[2])};
+  };
+  const Array ipg = vmap0(ip, {v, xp, fp}, {0, 0, 0})[0];
+  flat::Fun df = [](std::span<const Array> x) {
+    return std::vector<Array>{tnp::diff(x[0], 2, 0, 0.5)};
+  };
+  const Array dg = vmap0(df, {v}, {0})[0];
+  for (int64_t b = 0; b < B; ++b) {
+    const std::vector<Array> want = tnp::nonzero(row(m, b), {.size = 7});
+    for (size_t k = 0; k < 2; ++k) EXPECT_EQ(eq(row(nzg[k], b), want[k]), "");
+    EXPECT_EQ(eq(row(bcg, b), tnp::bincount(row(xs, b), w, 0, 5)), "");
+    EXPECT_EQ(eq(row(ipg, b), tnp::interp(row(v, b), row(xp, b), row(fp, b))), "");
+    EXPECT_EQ(eq(row(dg, b), tnp::diff(row(v, b), 2, 0, 0.5)), "");
+  }
+}
+
+// ---------------------------------------------------------------- gradients
+
+Array all_sum(const Array& a) {
+  std::vector<int64_t> axes(static_cast<size_t>(a.ndim()));
+  for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
+  return lax::reduce_sum(a, axes);
+}
+
+// grad of f at x against central differences (float64).
+void check_grad(const std::function<Array(const Array&)>& f, const Array& x, double tol = 1e-6) {
+  flat::Fun ff = [&](std::span<const Array> a) { return std::vector<Array>{f(a[0])}; };
+  std::vector<Array> args{x};
+  const std::vector<double> g = to_doubles(flat::value_and_grad(ff, args, false).grads[0]);
+  const std::vector<double> xv = to_doubles(x);
+  const double h = 1e-6;
+  for (size_t i = 0; i < xv.size(); ++i) {
+    std::vector<double> p = xv, m = xv;
+    p[i] += h;
+    m[i] -= h;
+    const double fd = (f(testing::host_array(p, x.shape(), kF64)).item<double>() -
+                       f(testing::host_array(m, x.shape(), kF64)).item<double>()) /
+                      (2 * h);
+    EXPECT_NEAR(g[i], fd, tol * (1 + std::fabs(fd))) << "element " << i;
+  }
+}
+
+TEST(IndexFuncs, GradientsMatchFiniteDifferences) {
+  X64Scope x64;
+  const Array x = random_array({3, 5}, kF64), w = random_array({3, 5}, kF64);
+  const Array pre = random_array({1, 5}, kF64);
+  auto wsum = [](const Array& y, const Array& wt) {
+    return all_sum(tnp::multiply(y, lax::slice(wt, std::vector<int64_t>(y.ndim(), 0), y.shape())));
+  };
+  check_grad([&](const Array& a) { return wsum(tnp::diff(a, 1, 1), w); }, x);
+  check_grad([&](const Array& a) { return wsum(tnp::diff(a, 2, 0, pre, 1.5), w); }, x);
+  check_grad([&](const Array& p) { return wsum(tnp::diff(x, 2, 0, p), w); }, pre);
+  // interp: in the queries (away from the knots), the sample values and the sample points.
+  const Array xp = testing::host_array({-1.0, -0.2, 0.3, 0.9, 1.6}, {5}, kF64);
+  const Array fp = random_array({5}, kF64);
+  const Array q = testing::host_array({-1.7, -0.6, 0.1, 0.45, 1.2, 2.3, 0.7}, {7}, kF64);
+  const Array qw = random_array({7}, kF64);
+  check_grad([&](const Array& t) { return wsum(tnp::interp(t, xp, fp), qw); }, q);
+  check_grad([&](const Array& t) { return wsum(tnp::interp(t, xp, fp, "extrapolate", 2.0), qw); },
+             q);
+  check_grad([&](const Array& f) { return wsum(tnp::interp(q, xp, f), qw); }, fp);
+  check_grad([&](const Array& p) { return wsum(tnp::interp(q, p, fp), qw); }, xp);
+  check_grad([&](const Array& t) { return wsum(tnp::interp(t, xp, fp, {}, {}, 3.0), qw); }, q);
+  // select and choose: the gradient flows to the chosen entries.
+  const Array c1 = random_array({3, 5}, kBool), c2 = random_array({3, 5}, kBool);
+  const Array y = random_array({3, 5}, kF64);
+  check_grad(
+      [&](const Array& a) {
+        return wsum(tnp::select({c1, c2}, {a, tnp::multiply(a, a)}, tnp::sin(a)), w);
+      },
+      x);
+  const Array idx = ints_in({3, 5}, -1, 3);
+  check_grad(
+      [&](const Array& a) {
+        return wsum(tnp::choose(idx, {a, y, tnp::exp(a)}, "clip"), w);
+      },
+      x);
+  check_grad([&](const Array& a) { return wsum(tnp::choose(idx, {y, a}, "wrap"), w); }, x);
+}
+
+// ---------------------------------------------------------------- errors
+
+TEST(IndexFuncs, ErrorsNameTheFunctionAndTheFix) {
+  const Array v = tnp::array({1.0, 0.0, 2.0});
+  const Array i3 = tnp::array(std::vector<int32_t>{0, 2, 1}, {3});
+  auto jit1 = [](auto f) { return tessera::jit([f](const Array& a) { return f(a); }); };
+  // Data-dependent sizes under jit: jnp's ConcretizationTypeError text.
+  EXPECT_ERROR(ConcretizationError, jit1([](const Array& a) { return tnp::nonzero(a)[0]; })(v),
+               "The size argument of jnp.nonzero must be statically specified");
+  EXPECT_ERROR(ConcretizationError, jit1([](const Array& a) { return tnp::argwhere(a); })(v),
+               "The size argument of jnp.nonzero");
+  EXPECT_ERROR(ConcretizationError, jit1([](const Array& a) { return tnp::unique(a).values; })(v),
+               "The size argument of jnp.unique must be statically specified");
+  EXPECT_ERROR(ConcretizationError,
+               jit1([&](const Array& a) { return tnp::compress(tnp::greater(a, 0), a); })(v),
+               "The size argument of jnp.compress");
+  EXPECT_ERROR(ConcretizationError, jit1([](const Array& a) { return tnp::bincount(a); })(i3),
+               "pass a static length");
+  EXPECT_ERROR(ConcretizationError, jit1([&](const Array& a) {
+                 return tnp::choose(a, {v, v, v});
+               })(i3),
+               "mode='wrap' or mode='clip'");
+  EXPECT_ERROR(ConcretizationError,
+               jit1([&](const Array& a) { return tnp::ravel_multi_index({a}, {3}); })(i3),
+               "mode='wrap' or mode='clip'");
+  EXPECT_ERROR(ConcretizationError, jit1([](const Array& b) {
+                 return tnp::histogram(tnp::zeros({3}), b)[0];
+               })(tnp::array(std::vector<int32_t>{4}, {})),
+               "The bins argument of jnp.histogram must be concrete");
+  // grad over eager code sees concrete values: no error.
+  {
+    X64Scope x64;
+    const Array xv = testing::host_array({0.5, 0.0, 2.0}, {3}, kF64);
+    check_grad([](const Array& a) { return all_sum(tnp::compress(tnp::greater(a, 0.1), a)); }, xv);
+  }
+  // Bad arguments.
+  const Array s0 = tnp::scalar(1.0, kF32);
+  const Array m22 = tnp::zeros({2, 2});
+  EXPECT_ERROR(ValueError, tnp::nonzero(s0),
+               "[nonzero] Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d");
+  EXPECT_ERROR(ValueError, tnp::nonzero(m22, {.size = 2, .fill_value = {1, 2, 3}}),
+               "fill_value must be a scalar or a tuple of length 2");
+  EXPECT_ERROR(ValueError, tnp::searchsorted(v, v, "middle"),
+               "'middle' is an invalid value for keyword 'side'. Expected one of ['left', "
+               "'right'].");
+  EXPECT_ERROR(ValueError, tnp::searchsorted(v, v, "left", std::nullopt, "bisect"),
+               "'bisect' is an invalid value for keyword 'method'");
+  EXPECT_ERROR(ValueError, tnp::searchsorted(m22, v), "a should be 1-dimensional");
+  EXPECT_ERROR(ValueError, tnp::digitize(v, m22), "bins must be a 1-dimensional array");
+  EXPECT_ERROR(TypeError, tnp::bincount(v),
+               "x argument to bincount must have an integer type; got float32");
+  EXPECT_ERROR(ValueError, tnp::bincount(tnp::zeros({2, 2}, kI32)),
+               "only 1-dimensional input supported");
+  EXPECT_ERROR(ValueError, tnp::bincount(i3, tnp::zeros({2})), "shape of weights must match");
+  EXPECT_ERROR(ValueError, tnp::partition(v, 3), "kth=3 is out of bounds for an axis of size 3");
+  EXPECT_ERROR(ValueError, tnp::argpartition(v, -4), "kth=-4 is out of bounds");
+  EXPECT_ERROR(ValueError, tnp::select({tnp::greater(v, 0), tnp::less(v, 1)}, {v}),
+               "condlist must have length equal to choicelist (2 vs 1)");
+  EXPECT_ERROR(ValueError, tnp::select({}, {}), "condlist must be non-empty");
+  EXPECT_ERROR(TypeError, tnp::select({v}, {v}), "condlist entries must be boolean arrays");
+  EXPECT_ERROR(ValueError, tnp::choose(i3, {v, v}), "invalid entry in choice array");
+  EXPECT_ERROR(ValueError, tnp::choose(i3, {v, v}, "bad"),
+               "mode='bad' not understood. Must be 'raise', 'wrap', or 'clip'");
+  EXPECT_ERROR(ValueError, tnp::compress(m22, v), "condition must be a 1D array");
+  EXPECT_ERROR(ValueError, tnp::diff(v, -1), "order must be non-negative but got -1");
+  EXPECT_ERROR(ValueError, tnp::diff(s0), "diff requires input that is at least one dimensional");
+  EXPECT_ERROR(ValueError, tnp::unravel_index(i3, {2, 0}),
+               "cannot unravel index into an empty shape");
+  EXPECT_ERROR(TypeError, tnp::unravel_index(v, {3}), "only int indices permitted, got float32");
+  EXPECT_ERROR(ValueError, tnp::ravel_multi_index({i3}, {3, 3}),
+               "parameter multi_index must be a sequence of length 2");
+  EXPECT_ERROR(ValueError, tnp::ravel_multi_index({i3}, {3}, "raise", "K"),
+               "only 'C' or 'F' order is permitted");
+  EXPECT_ERROR(ValueError, tnp::ravel_multi_index({i3}, {2}), "invalid entry in coordinates array");
+  EXPECT_ERROR(ValueError, tnp::ravel_multi_index({i3}, {2}, "bad"),
+               "invalid mode='bad'. Expected 'raise', 'wrap' or 'clip'");
+  EXPECT_ERROR(TypeError, tnp::ravel_multi_index({v}, {3}), "only int indices permitted");
+  EXPECT_ERROR(ValueError, tnp::ix_({m22}),
+               "Arguments to jax.numpy.ix_ must be 1-dimensional, got shape (2, 2)");
+  EXPECT_ERROR(NotImplementedError, tnp::ix_({tnp::greater(v, 0)}),
+               "Boolean arguments to jax.numpy.ix_ are not implemented");
+  EXPECT_ERROR(ValueError, tnp::tril_indices_from(v), "Only 2-D inputs are accepted");
+  EXPECT_ERROR(ValueError, tnp::diag_indices(-1), "n and ndim must be non-negative, got -1 and 2");
+  EXPECT_ERROR(ValueError, tnp::diag_indices_from(tnp::zeros({2, 3})),
+               "All dimensions of input must be of equal length");
+  EXPECT_ERROR(ValueError, tnp::put(v, i3, v),
+               "jax.numpy.put cannot modify arrays in-place, because JAX arrays are immutable. "
+               "Pass inplace=False to instead return an updated array.");
+  EXPECT_ERROR(NotImplementedError, tnp::put(v, i3, v, "raise", false),
+               "The 'raise' mode to jnp.put is not supported.");
+  EXPECT_ERROR(ValueError, tnp::put_along_axis(v, i3, v, 0),
+               "jax.numpy.put_along_axis cannot modify arrays in-place");
+  EXPECT_ERROR(ValueError, tnp::histogram(v, int64_t{10}, std::nullopt, tnp::zeros({4})),
+               "weights should have the same shape as a. (jnp.histogram: got a.shape=(3,), "
+               "weights.shape=(4,))");
+  EXPECT_ERROR(ValueError, tnp::histogram(v, int64_t{0}),
+               "jnp.histogram: `bins` must be positive, when an integer; got 0");
+  EXPECT_ERROR(ValueError, tnp::histogram(v, int64_t{3}, {{2.0, 1.0}}),
+               "max must be larger than min in range parameter; got range=(2.0, 1.0)");
+  EXPECT_ERROR(ValueError, tnp::histogram(v, tnp::array({0.0, 2.0, 1.0})),
+               "`bins` must increase monotonically, when an array");
+  EXPECT_ERROR(ValueError, tnp::histogram_bin_edges(v, m22),
+               "bins must be an integer or a 1-D array of edges");
+  EXPECT_ERROR(ValueError, tnp::interp(v, v, v, "foo"),
+               "the only valid string value of `left` is 'extrapolate', got: 'foo'");
+  EXPECT_ERROR(ValueError, tnp::interp(v, v, v, {}, {}, 0.0),
+               "jnp.interp: period must be a non-zero value");
+  EXPECT_ERROR(ValueError, tnp::interp(v, v, v, {}, {}, v), "period must be a scalar");
+  EXPECT_ERROR(ValueError, tnp::interp(v, v, tnp::zeros({4})),
+               "xp and fp must be one-dimensional arrays of equal size");
+  EXPECT_ERROR(ValueError, tnp::interp(v, tnp::zeros({0}), tnp::zeros({0})), "must not be empty");
+}
+
 }  // namespace
 }  // namespace tessera
