@@ -58,7 +58,7 @@ struct NonzeroOptions {
 // One index array per dimension of a (rank 0: ValueError, as JAX).
 std::vector<Array> nonzero(const ArrayLike& a, const NonzeroOptions& o = {});
 // jnp.where(condition) with one argument: nonzero(condition).
-std::vector<Array> where(const ArrayLike& condition, const NonzeroOptions& o);
+std::vector<Array> where(const ArrayLike& condition, const NonzeroOptions& o = {});
 // nonzero(ravel(a))[0].
 Array flatnonzero(const ArrayLike& a, const NonzeroOptions& o = {});
 // The nonzero indices stacked: shape (count or size, a.ndim()); rank-0 a gives (count, 0).

@@ -100,6 +100,8 @@ void add_nonzero_cases(OracleBatch& b) {
       b.add("nonzero size " + std::to_string(k), "idx.nonzero",
             params({{"out", json_int(k)}, {"size", json_int(size)}, {"fill", json_int(fill)}}), {a},
             [&] { return tnp::where(a, {.size = size, .fill_value = {fill}})[k]; });
+    b.add("where(cond)", "idx.nonzero", params({{"out", json_int(0)}}), {a},
+          [&] { return tnp::where(a)[0]; });
     b.add("flatnonzero", "idx.flatnonzero", "{}", {a}, [&] { return tnp::flatnonzero(a); });
     b.add("flatnonzero size", "idx.flatnonzero",
           params({{"size", json_int(size)}, {"fill", json_int(fill)}}), {a},
@@ -458,6 +460,14 @@ TEST(IndexFuncs, MatchNumpy) {
     add_put_cases(b);
     add_histogram_cases(b);
   } while (b.time_left() && b.size() < 2500);
+  {
+    // 64-bit mode: the produced indices become int64 (searchsorted's stay int32).
+    X64Scope x64;
+    add_nonzero_cases(b);
+    add_search_cases(b);
+    add_count_cases(b);
+    add_partition_select_cases(b);
+  }
   const auto sum = b.run();
   EXPECT_GT(sum.compared, 300);
   EXPECT_GE(sum.ops.size(), 22u);
