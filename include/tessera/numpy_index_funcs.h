@@ -77,7 +77,8 @@ Array digitize(const ArrayLike& x, const ArrayLike& bins, bool right = false,
                const std::optional<std::string>& method = std::nullopt);
 // Counts (or sums of weights) of each non-negative integer in the 1-D x. The result has
 // max(max(x) + 1, minlength) entries (concrete x only) or `length` (static; larger values are
-// dropped). Negative values are dropped. dtype: the default int, or the weights' dtype.
+// dropped). Negative values count in bin 0 (JAX's clip; NumPy raises). weights: x's shape
+// (ValueError otherwise). dtype: the default int, or the weights' dtype.
 Array bincount(const ArrayLike& x, const std::optional<Array>& weights = std::nullopt,
                int64_t minlength = 0, std::optional<int64_t> length = std::nullopt);
 
@@ -91,7 +92,8 @@ struct UniqueOptions {
   std::optional<double> fill_value = std::nullopt;  // for padding; default: the smallest value
 };
 // The requested fields are defined, the others empty handles. With size, padded entries have
-// index 0 and count 0.
+// index 0 and count 0; a size below the number of unique values keeps the smallest ones (their
+// counts exact). inverse has ar's shape (also rank 0, as JAX).
 struct UniqueResult {
   Array values, indices, inverse, counts;
 };
@@ -156,7 +158,8 @@ std::vector<Array> diag_indices_from(const Array& arr);
 
 // ---- functional puts ----
 // a with ravel(a)[ind] = v (v repeated to ind's length); mode none/"fill" (out of range:
-// dropped), "clip" or "wrap". inplace must be false.
+// dropped), "clip" or "wrap". Negative indices count from the end before clipping (JAX's
+// normalization; NumPy's "clip" sends them to 0). inplace must be false.
 Array put(const ArrayLike& a, const ArrayLike& ind, const ArrayLike& v,
           const std::optional<std::string>& mode = std::nullopt, bool inplace = true);
 // put_along_axis: arr with values written at indices along axis (none: flattened); inplace
