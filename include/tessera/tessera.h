@@ -20,6 +20,7 @@
 #include "tessera/lax_sort.h"
 #include "tessera/numpy.h"
 #include "tessera/numpy_cumulative.h"
+#include "tessera/numpy_index_funcs.h"
 #include "tessera/numpy_indexing.h"
 #include "tessera/numpy_sort.h"
 #include "tessera/primitive.h"
