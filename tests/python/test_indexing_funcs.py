@@ -47,6 +47,11 @@ def test_searchsorted_and_digitize(rng, side):
                                       np.digitize(x, b, right))
         np.testing.assert_array_equal(A(jnp.digitize(jnp.asarray(x), jnp.asarray(b[::-1]), right)),
                                       np.digitize(x, b[::-1], right))
+        # Values tied with the edges, increasing and decreasing bins.
+        xt = rng.integers(-1, 11, 30).astype(np.float32)
+        for bb in (b, b[::-1]):
+            np.testing.assert_array_equal(A(jnp.digitize(jnp.asarray(xt), jnp.asarray(bb), right)),
+                                          np.digitize(xt, bb, right))
     with pytest.raises(ValueError, match="side"):
         jnp.searchsorted(jnp.asarray(a), 1.0, side="middle")
 
@@ -59,6 +64,9 @@ def test_bincount(rng):
                                np.bincount(x, w, minlength=12), rtol=1e-6, atol=1e-6)
     f = jax.jit(lambda a: jnp.bincount(a, length=5))  # static length: larger values dropped
     np.testing.assert_array_equal(A(f(jnp.asarray(x))), np.bincount(x, minlength=8)[:5])
+    # Negative values count in bin 0, as JAX's (NumPy raises).
+    xn = np.array([-3, 0, 2, -1, 2], np.int32)
+    np.testing.assert_array_equal(A(jnp.bincount(jnp.asarray(xn))), [3, 0, 2])
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.float32])

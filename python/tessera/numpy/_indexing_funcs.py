@@ -132,7 +132,8 @@ def digitize(x, bins, right=False, *, method=None):
     kw = {} if method is None else {"method": method}
     side = "left" if right else "right"
     inc = searchsorted(bins, x, side=side, **kw)
-    dec = bins.shape[0] - searchsorted(bins[::-1], x, side="right" if right else "left", **kw)
+    # Decreasing bins: the reversed bins searched from the same side (NumPy's and JAX's rule).
+    dec = bins.shape[0] - searchsorted(bins[::-1], x, side=side, **kw)
     return _jnp.where(bins[-1] >= bins[0], inc, dec)
 
 
@@ -149,8 +150,9 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     w = _jnp.ones(x.shape, _jnp.int32) if weights is None else _jnp.asarray(weights)
     dn = _lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                       scatter_dims_to_operand_dims=(0,))
-    return _lax.scatter_add(_jnp.zeros((length,), w.dtype), x.astype(_jnp.int32)[:, None], w, dn,
-                            mode="drop")
+    # Negative values count in bin 0, as JAX's bincount clips them.
+    ids = _jnp.maximum(x.astype(_jnp.int32), 0)
+    return _lax.scatter_add(_jnp.zeros((length,), w.dtype), ids[:, None], w, dn, mode="drop")
 
 
 # ---- unique, partition ----
