@@ -24,6 +24,7 @@
 #include "tessera/numpy_indexing.h"
 #include "tessera/numpy_sort.h"
 #include "tessera/primitive.h"
+#include "tessera/random.h"
 #include "tessera/shape.h"
 #include "tessera/transforms.h"
 #include "tessera/tree.h"

@@ -59,6 +59,7 @@ from tessera import errors
 from tessera import lax
 from tessera import numpy
 from tessera import ops
+from tessera import random
 from tessera import tree
 from tessera import tree_util
 from tessera import sharding
@@ -71,7 +72,7 @@ __all__ = [
     "custom_vjp", "default_backend", "device_count", "device_get", "device_put", "devices",
     "dtypes", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
     "linear_transpose", "linearize", "local_device_count", "local_devices", "make_jaxpr",
-    "numpy", "process_count", "process_index", "sharding", "stop_gradient",
+    "numpy", "process_count", "process_index", "random", "sharding", "stop_gradient",
     "tree", "tree_util", "value_and_grad", "vjp", "vmap",
     "debug_infs", "debug_nans", "default_matmul_precision", "disable_jit",
     "explain_cache_misses", "log_compiles", "numpy_dtype_promotion", "numpy_rank_promotion",

@@ -79,5 +79,8 @@ void register_slicing();
 void register_concat_pad();
 void register_argminmax();
 void register_reduce_generic();
+// threefry2x32 and the key casts random_wrap / random_unwrap (random_bits.cpp).
+extern Primitive threefry2x32_p, random_wrap_p, random_unwrap_p;
+void register_random_bits();
 
 }  // namespace tessera::prims

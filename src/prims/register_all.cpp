@@ -56,6 +56,7 @@ void register_all() {
     prims::register_gather_scatter();
     prims::register_sort();
     prims::register_top_k();
+    prims::register_random_bits();
     prims::register_jit();
     g_registered.store(true, std::memory_order_release);
   });

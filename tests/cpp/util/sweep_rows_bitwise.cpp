@@ -97,6 +97,96 @@ Row reduce_precision(std::string name, int64_t e, int64_t m, Operand o, std::vec
   return r;
 }
 
+// The PRNG primitives of random_bits.cpp (family "random", float64 references written here):
+// threefry2x32 under lax broadcasting against a scalar Threefry-2x32 (Random123's rounds; the
+// two outputs combined as 3 * y0 + y1 so that both are checked), and the key casts as the
+// round trip random_unwrap(random_wrap(x)) == x (vmap moves a trailing batch axis off the words).
+uint32_t threefry_ref_rotl(uint32_t v, unsigned r) { return (v << r) | (v >> (32 - r)); }
+std::pair<uint32_t, uint32_t> threefry_ref(uint32_t k0, uint32_t k1, uint32_t x0, uint32_t x1) {
+  static const unsigned R[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  const uint32_t ks[3] = {k0, k1, 0x1BD11BDAu ^ k0 ^ k1};
+  x0 += ks[0];
+  x1 += ks[1];
+  for (unsigned r = 0; r < 20; ++r) {
+    x0 += x1;
+    x1 = threefry_ref_rotl(x1, R[r % 8]) ^ x0;
+    if (r % 4 == 3) {
+      const uint32_t s = r / 4 + 1;
+      x0 += ks[s % 3];
+      x1 += ks[(s + 1) % 3] + s;
+    }
+  }
+  return {x0, x1};
+}
+
+std::vector<Row> random_rows() {
+  std::vector<Row> t;
+  {
+    Row r;
+    r.name = r.prim = "threefry2x32";
+    r.family = "random";
+    r.fn = [](const Args& a) {
+      std::vector<Array> y = tessera::bind(*find_primitive("threefry2x32"), a);
+      return lax::add(lax::mul(y[0], numpy::scalar(3.0, kU32)), y[1]);
+    };
+    r.operands = {bits(), bits(), bits(), bits()};
+    r.shapes = {{{3, 4}, {3, 4}, {3, 4}, {3, 4}}, {{}, {}, {3, 4}, {3, 4}},
+                {{3, 1}, {1, 4}, {3, 4}, {}},     {{}, {4}, {}, {4}},
+                {{0, 3}, {}, {1, 3}, {}},         {{}, {}, {}, {}}};
+    r.dtypes = {kU32};
+    r.ref = [](const std::vector<std::vector<double>>& v, const std::vector<Aval>& a) {
+      std::vector<Aval> in = a;
+      Shape out;
+      for (const Aval& x : in)
+        if (x.ndim() > 0) out.resize(static_cast<size_t>(x.ndim()), 1);
+      for (const Aval& x : in)
+        for (size_t d = 0; d < x.shape.size(); ++d)
+          if (x.shape[d] != 1) out[d] = x.shape[d];
+      const int64_t n = shape_size(out);
+      RefOut o{out, kU32, std::vector<double>(static_cast<size_t>(n))};
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t w[4];
+        for (size_t k = 0; k < 4; ++k) {
+          const Shape& s = in[k].shape;
+          int64_t off = 0, rem = i, stride = 1;
+          for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
+            const int64_t idx = rem % out[d];
+            rem /= out[d];
+            if (!s.empty()) {
+              if (s[d] != 1) off += idx * stride;
+              stride *= s[d];
+            }
+          }
+          w[k] = static_cast<uint32_t>(v[k][static_cast<size_t>(off)]);
+        }
+        auto [y0, y1] = threefry_ref(w[0], w[1], w[2], w[3]);
+        o.values[static_cast<size_t>(i)] = static_cast<double>(static_cast<uint32_t>(3 * y0 + y1));
+      }
+      return o;
+    };
+    r.deriv = Deriv::kNone;
+    t.push_back(std::move(r));
+  }
+  for (const char* prim : {"random_wrap", "random_unwrap"}) {
+    Row r;
+    r.name = r.prim = prim;
+    r.family = "random";
+    r.fn = [](const Args& a) {
+      Array k = tessera::bind1(*find_primitive("random_wrap"), {a[0]});
+      return tessera::bind1(*find_primitive("random_unwrap"), {k});
+    };
+    r.operands = {bits()};
+    r.shapes = {{{3, 2}}, {{2}}, {{2, 4, 2}}, {{0, 2}}};
+    r.dtypes = {kU32};
+    r.ref = [](const std::vector<std::vector<double>>& v, const std::vector<Aval>& a) {
+      return RefOut{a[0].shape, kU32, v[0]};
+    };
+    r.deriv = Deriv::kNone;
+    t.push_back(std::move(r));
+  }
+  return t;
+}
+
 }  // namespace
 
 std::vector<Row> rows_bitwise() {
@@ -178,6 +268,7 @@ std::vector<Row> rows_bitwise() {
   t.push_back(
       reduce_precision("reduce_precision_bf16like_tiny", 8, 7, any(-3e-38, 3e-38), {kF32, kF64}));
   for (size_t i = t.size() - 4; i < t.size(); ++i) t[i].vmap = false;
+  for (Row& r : random_rows()) t.push_back(std::move(r));
   return t;
 }
 
