@@ -13,11 +13,11 @@
 // autodiff of its composition. Where JAX gives NaN or inf (a +inf entry in softmax, an all
 // -inf row in log_softmax), so does Tessera.
 //
-// dtypes follow JAX's compositions: float inputs keep their dtype (16-bit floats computed op by
-// op in their dtype, as XLA does); integer inputs keep their dtype where JAX's composition
-// does (relu, hard_tanh) and are promoted to the default float otherwise (jnp's
-// promote_args_inexact). Unlike jax.nn.sigmoid (lax.logistic, which rejects integers),
-// sigmoid, silu and glu promote integers too.
+// dtypes follow JAX's compositions: float inputs keep their dtype (16-bit floats are computed
+// by the jnp ops each function is built from, as JAX's are); integer inputs keep their dtype
+// where JAX's composition does (relu, hard_tanh, identity) and are promoted to the default
+// float otherwise (jnp's promote_args_inexact). Unlike jax.nn.sigmoid (lax.logistic, which
+// rejects integers), sigmoid, silu and glu promote integers too.
 #pragma once
 
 #include <cstdint>
