@@ -18,6 +18,7 @@
 #include "tessera/lax_assoc_scan.h"
 #include "tessera/lax_gather.h"
 #include "tessera/lax_sort.h"
+#include "tessera/nn.h"
 #include "tessera/numpy.h"
 #include "tessera/numpy_cumulative.h"
 #include "tessera/numpy_index_funcs.h"

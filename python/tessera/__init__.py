@@ -57,6 +57,7 @@ from tessera import dlpack
 from tessera import debug, experimental
 from tessera import errors
 from tessera import lax
+from tessera import nn
 from tessera import numpy
 from tessera import ops
 from tessera import random
@@ -78,3 +79,4 @@ __all__ = [
     "explain_cache_misses", "log_compiles", "numpy_dtype_promotion", "numpy_rank_promotion",
     "threefry_partitionable",
 ]
+__all__.append("nn")
