@@ -61,6 +61,11 @@ bool read_bool(std::string_view name);
 std::optional<std::string> read_string(std::string_view name);  // string and enum kinds
 // read_bool("jax_disable_jit") without a lookup by name (every jitted call reads it).
 bool disable_jit();
+// read_bool("jax_threefry_partitionable") without a lookup by name.
+bool threefry_partitionable();
+// The flags that change what tracing a function produces, packed (jax_enable_x64 in bit 0,
+// jax_threefry_partitionable in bit 1): part of every trace cache key, as JAX's trace context.
+uint32_t trace_context();
 
 // Python's repr of a value ('raise', True, None, 3) and Python's type of it (<class 'str'>).
 std::string repr(const Value& v);

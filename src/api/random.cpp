@@ -52,7 +52,7 @@ const Primitive& prim(const char* name) {
   return *p;
 }
 
-bool partitionable() { return config::read_bool("jax_threefry_partitionable"); }
+bool partitionable() { return config::threefry_partitionable(); }
 
 // A rank-0 constant of integer dtype d holding v exactly (v in d's range).
 Array iconst(__int128 v, DType d) {

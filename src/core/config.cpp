@@ -70,6 +70,7 @@ void check_platform_name(const Value& v) {
 const char* kLater15 = "stored: takes effect with jit (issue 15)";
 
 std::atomic<bool> g_disable_jit{false};
+std::atomic<bool> g_threefry_partitionable{true};
 
 std::vector<Flag> definitions() {
   std::vector<Flag> f;
@@ -120,9 +121,16 @@ std::vector<Flag> definitions() {
       "The dtype promotion rules: 'standard' (JAX's lattice) or 'strict' (no implicit "
       "promotion).",
       "stored: 'standard' is what Tessera implements; 'strict' takes effect with issue 16");
-  add("jax_threefry_partitionable", Kind::kBool, true, {},
+  Flag& partitionable = add(
+      "jax_threefry_partitionable", Kind::kBool, true, {},
       "Generate random bits so that sharded generation matches unsharded.",
-      "stored: takes effect with random numbers (issue 18)");
+      "in effect: chooses jax.random's counter layout (True: JAX's default since 0.5.0); jit "
+      "traces again when it changes");
+  // Read by every jit cache lookup (trace_context()): an atomic, not a lookup by name.
+  partitionable.get = [] { return Value(g_threefry_partitionable.load(std::memory_order_relaxed)); };
+  partitionable.set = [](const Value& v) {
+    g_threefry_partitionable.store(std::get<bool>(v), std::memory_order_relaxed);
+  };
   add("jax_compilation_cache_dir", Kind::kOptionalString, std::monostate{}, {},
       "A directory for the persistent compilation cache.",
       "stored: takes effect with the compiler (issue 16)");
@@ -280,6 +288,15 @@ void reject(std::string_view name, std::string_view value_text, std::string_view
 bool disable_jit() {
   registry();  // the environment's value, on first use
   return g_disable_jit.load(std::memory_order_relaxed);
+}
+
+bool threefry_partitionable() {
+  registry();
+  return g_threefry_partitionable.load(std::memory_order_relaxed);
+}
+
+uint32_t trace_context() {
+  return (x64_enabled() ? 1u : 0u) | (threefry_partitionable() ? 2u : 0u);
 }
 
 bool read_bool(std::string_view name) {

@@ -20,16 +20,17 @@ namespace {
 using JaxprPtr = std::shared_ptr<const Jaxpr>;
 
 // A call's signature as it arrives: no copies (what a cache hit looks up with).
+// `context`: config::trace_context(), the flags that change what a trace produces.
 struct KeyView {
   const TreeDef& def;
   std::span<const Array> args;
-  bool x64 = false;
+  uint32_t context = 0;
 };
 
 struct Key {
   TreeDef def;
   std::vector<Aval> avals;
-  bool x64 = false;
+  uint32_t context = 0;
 };
 
 bool same_type(const Aval& a, const Aval& b) {
@@ -40,8 +41,8 @@ bool same_type(const Aval& a, const Aval& b) {
 struct KeyHash {
   using is_transparent = void;
   template <class Avals>
-  static size_t hash(const TreeDef& def, bool x64, size_t n, const Avals& aval_at) {
-    size_t h = def.hash() * 31 + static_cast<size_t>(x64);
+  static size_t hash(const TreeDef& def, uint32_t context, size_t n, const Avals& aval_at) {
+    size_t h = def.hash() * 31 + static_cast<size_t>(context);
     auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
     for (size_t i = 0; i < n; ++i) {
       const Aval& a = aval_at(i);
@@ -52,10 +53,10 @@ struct KeyHash {
     return h;
   }
   size_t operator()(const Key& k) const {
-    return hash(k.def, k.x64, k.avals.size(), [&](size_t i) -> const Aval& { return k.avals[i]; });
+    return hash(k.def, k.context, k.avals.size(), [&](size_t i) -> const Aval& { return k.avals[i]; });
   }
   size_t operator()(const KeyView& k) const {
-    return hash(k.def, k.x64, k.args.size(),
+    return hash(k.def, k.context, k.args.size(),
                 [&](size_t i) -> const Aval& { return k.args[i].aval(); });
   }
 };
@@ -63,13 +64,13 @@ struct KeyHash {
 struct KeyEq {
   using is_transparent = void;
   bool operator()(const Key& a, const Key& b) const {
-    if (a.x64 != b.x64 || a.avals.size() != b.avals.size() || !(a.def == b.def)) return false;
+    if (a.context != b.context || a.avals.size() != b.avals.size() || !(a.def == b.def)) return false;
     for (size_t i = 0; i < a.avals.size(); ++i)
       if (!same_type(a.avals[i], b.avals[i])) return false;
     return true;
   }
   bool operator()(const KeyView& a, const Key& b) const {
-    if (a.x64 != b.x64 || a.args.size() != b.avals.size() || !(a.def == b.def)) return false;
+    if (a.context != b.context || a.args.size() != b.avals.size() || !(a.def == b.def)) return false;
     for (size_t i = 0; i < a.args.size(); ++i)
       if (!same_type(a.args[i].aval(), b.avals[i])) return false;
     return true;
@@ -115,13 +116,13 @@ struct JitCache::Impl {
                                       const Fun& fun, TreeDef& out_def, const DebugInfoFn& debug) {
     for (const Array& a : args)
       if (!a.defined()) throw ValueError(op_message("jit", "an argument is an empty Array handle"));
-    const bool x64 = x64_enabled();
+    const uint32_t context = config::trace_context();
     {
       std::lock_guard<std::mutex> lock(mu);
-      auto it = entries.find(KeyView{in_def, args, x64});
+      auto it = entries.find(KeyView{in_def, args, context});
       if (it != entries.end()) return it->second;
     }
-    Key key{in_def, {}, x64};
+    Key key{in_def, {}, context};
     key.avals.reserve(args.size());
     for (const Array& a : args) key.avals.push_back(a.aval());
     trace::Staged st = trace::stage(fun, key.avals, debug_info(options, in_def, debug));

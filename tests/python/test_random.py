@@ -338,6 +338,29 @@ def test_jit_equals_eager(part):
         np.testing.assert_array_equal(np.asarray(jax.jit(f)(k)), np.asarray(f(k)))
 
 
+def test_jit_retraces_when_the_counter_layout_changes():
+    # jax_threefry_partitionable is part of the trace context: one jitted function gives each
+    # setting's bits, never the other's cached trace.
+    f = jax.jit(lambda key: random.bits(key, (6,)))
+    k = random.key(7)
+    got = {}
+    for flag in (True, False, True):
+        with jax.threefry_partitionable(flag):
+            eager = np.asarray(random.bits(k, (6,)))
+            jitted = np.asarray(f(k))
+            np.testing.assert_array_equal(jitted, eager)
+            got.setdefault(flag, eager)
+    assert not np.array_equal(got[True], got[False])
+
+
+def test_typed_key_dtype():
+    k = random.key(3)
+    assert k.dtype == "key<fry>" and str(k.dtype) == "key<fry>" and k.dtype.itemsize == 8
+    ks = random.split(k, 4)
+    assert ks.shape == (4,) and ks.dtype == k.dtype
+    assert random.PRNGKey(3).dtype == np.uint32
+
+
 def test_grad_of_reparameterized_samples():
     k = random.key(77)
     eps = np.asarray(random.normal(k, (10,)))

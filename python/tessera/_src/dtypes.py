@@ -42,6 +42,36 @@ class _BFloat16DType:
 bfloat16_dtype = _BFloat16DType()
 
 
+class _KeyDType:
+    """The dtype of typed PRNG keys (jax.random.key): one key is 2 x uint32, 8 bytes."""
+
+    name = "key<fry>"
+    itemsize = 8
+    kind = "V"
+    char = "V"
+    str = "key<fry>"
+
+    def __repr__(self):
+        return "key<fry>"
+
+    def __str__(self):
+        return "key<fry>"
+
+    def __eq__(self, other):
+        if isinstance(other, _KeyDType):
+            return True
+        return isinstance(other, str) and other == "key<fry>"
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash("key<fry>")
+
+
+key_dtype = _KeyDType()
+
+
 class _ScalarType:
     """jnp.float32 and friends: `jnp.float32(1.5)` makes a strongly typed rank-0 Array, and
     `.dtype` is the NumPy dtype (so np.dtype(jnp.float32) works)."""
@@ -75,6 +105,8 @@ def dtype_of_name(name):
         return bfloat16_dtype
     if name == "float0":
         return _np.dtype([("float0", "V")])
+    if name == "key<fry>":
+        return key_dtype
     return _np.dtype(name)
 
 
