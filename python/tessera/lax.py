@@ -4,7 +4,7 @@ import operator as _operator
 
 from tessera import _tessera
 from tessera._src import array as _array  # noqa: F401  (installs Array's methods)
-from tessera._src.dtypes import _BFloat16DType, _ScalarType
+from tessera._src.dtypes import dtype_arg as _dt
 from tessera._src.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401
 
 _C = _tessera.lax
@@ -17,14 +17,6 @@ neg, exp, log, sin, cos, tanh, logistic, sqrt = (
 integer_pow = _C.integer_pow
 select_n = _C.select_n
 broadcast = _C.broadcast
-
-
-def _dt(d):
-    if isinstance(d, _ScalarType):
-        return d.name
-    if isinstance(d, _BFloat16DType):
-        return "bfloat16"
-    return d
 
 
 def stop_gradient(x):

@@ -11,7 +11,7 @@ both settings of ``jax_threefry_partitionable`` (``jax.config.update`` or the
 """
 from tessera import _tessera
 from tessera._src import array as _array  # noqa: F401  (installs Array's methods)
-from tessera._src.dtypes import _BFloat16DType, _ScalarType
+from tessera._src.dtypes import dtype_arg as _dt
 
 _C = _tessera.random
 
@@ -23,14 +23,6 @@ __all__ = [
 ]
 
 _IMPLS = ("threefry2x32", "fry", None)
-
-
-def _dt(d):
-    if isinstance(d, _ScalarType):
-        return d.name
-    if isinstance(d, _BFloat16DType):
-        return "bfloat16"
-    return d
 
 
 def _impl(impl):

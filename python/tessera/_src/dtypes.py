@@ -99,6 +99,16 @@ _NAMES = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32
 scalar_types = {n: _ScalarType("bool" if n == "bool_" else n) for n in _NAMES}
 
 
+def dtype_arg(d):
+    """A dtype argument as the C++ core takes it: jnp's scalar types and bfloat16 by name,
+    anything else (NumPy dtypes, type objects, strings, None) as given."""
+    if isinstance(d, _ScalarType):
+        return d.name
+    if isinstance(d, _BFloat16DType):
+        return "bfloat16"
+    return d
+
+
 def dtype_of_name(name):
     """The dtype object an Array of this dtype name reports."""
     if name == "bfloat16":

@@ -57,12 +57,8 @@ def cumlogsumexp(operand, axis=0, reverse=False):
 
 # ---- jax.numpy ----
 def _dtype(d):
-    from tessera._src.dtypes import _BFloat16DType, _ScalarType
-    if isinstance(d, _ScalarType):
-        return d.name
-    if isinstance(d, _BFloat16DType):
-        return "bfloat16"
-    return d
+    from tessera._src.dtypes import dtype_arg
+    return dtype_arg(d)
 
 
 def _axis(axis):
