@@ -1,9 +1,10 @@
 // tessera::nn::initializers (jax.nn.initializers).
 //
-// References, independent of src/api/nn_initializers.cpp: each initializer's algorithm spelled
-// out here over the tessera::random draw it scales (JAX's step order, the scale factor computed
-// on the host in the dtype's own arithmetic: float32 and float64 results are bit-exact, 16-bit
-// ones within one ulp); the fans as products over the axes a weights shape does not name (not
+// References, independent of src/api/nn_initializers.cpp: the values JAX's docstrings print
+// (key 42, original counter layout); each initializer's algorithm spelled out here over the
+// tessera::random draw it scales (JAX's step order, the scale factor computed on the host in the
+// dtype's own arithmetic: float32 and float64 results are bit-exact, 16-bit ones within one
+// ulp); the fans as products over the axes a weights shape does not name (not
 // JAX's divisions); sample variances against the theoretical scale / fan with fixed keys and
 // bounds at p < 1e-6 (Hoeffding for the bounded distributions, the chi-square tail for the
 // normal), so they never flake; jit against eager (bitwise), vmap over keys against the loop.
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/config.h"
 #include "tessera/jit.h"
 #include "tessera/lax.h"
 #include "tessera/nn_initializers.h"
@@ -60,6 +62,56 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& wan
   const bool exact = d == DType::kFloat32 || d == DType::kFloat64;
   const double rtol = exact ? 0.0 : finfo(d).eps;
   EXPECT_EQ(testing::compare(got, want, rtol, 0.0), "") << what << " " << dtype_name(d);
+}
+
+// ---- the values JAX prints ----
+
+// jax/_src/nn/initializers.py's docstrings: initializer(PRNGKey(42), (2, 3), float32), drawn
+// under JAX's original counter layout (jax_threefry_partitionable=False). Printed to float32's
+// shortest repr; uniform draws are bit-exact, normal ones within erf_inv's few ulps.
+TEST(NnInitializers, ValuesJaxPrints) {
+  config::ScopedFlag layout("jax_threefry_partitionable", false);
+  struct Printed {
+    const char* name;
+    init::Initializer f;
+    std::vector<double> want;
+  };
+  const std::vector<Printed> printed = {
+      {"uniform(10)",
+       init::uniform(10.0),
+       {7.298188, 8.691938, 8.7230015, 2.0818567, 1.8662417, 5.5022564}},
+      {"normal(5)",
+       init::normal(5.0),
+       {3.0613258, 5.6129413, 5.6866574, -4.063663, -4.4520254, 0.63115686}},
+      {"truncated_normal(5)",
+       init::truncated_normal(5.0),
+       {2.9047365, 5.2338114, 5.29852, -3.836303, -4.192359, 0.6022964}},
+      {"glorot_uniform",
+       init::glorot_uniform(),
+       {0.50350785, 0.8088631, 0.81566876, -0.6393332, -0.6865721, 0.11003882}},
+      {"glorot_normal",
+       init::glorot_normal(),
+       {0.41770416, 0.75262755, 0.7619329, -0.5516644, -0.6028657, 0.08661086}},
+      {"lecun_uniform",
+       init::lecun_uniform(),
+       {0.56293887, 0.90433645, 0.9119454, -0.71479625, -0.7676109, 0.12302713}},
+      {"lecun_normal",
+       init::lecun_normal(),
+       {0.46700746, 0.8414632, 0.8518669, -0.61677957, -0.67402434, 0.09683388}},
+      {"he_uniform",
+       init::he_uniform(),
+       {0.79611576, 1.2789248, 1.2896855, -1.0108745, -1.0855657, 0.17398663}},
+      {"he_normal",
+       init::he_normal(),
+       {0.6604483, 1.1900088, 1.2047218, -0.87225807, -0.95321447, 0.1369438}},
+  };
+  for (const Printed& p : printed) {
+    Array got = p.f(rnd::PRNGKey(42), {2, 3}, DType::kFloat32);
+    ASSERT_EQ(got.dtype(), DType::kFloat32) << p.name;
+    const bool uniform = std::string(p.name).find("uniform") != std::string::npos;
+    EXPECT_EQ(testing::compare(to_doubles(got), p.want, uniform ? 1.5e-7 : 2e-6, 1e-7), "")
+        << p.name;
+  }
 }
 
 // ---- fans: products over the axes, the receptive field being the axes not named ----
