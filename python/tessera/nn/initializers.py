@@ -20,7 +20,7 @@ import typing as _typing
 
 from tessera import _tessera
 from tessera import numpy as _jnp
-from tessera.random import _dt
+from tessera._src.dtypes import dtype_arg as _dt
 
 _C = _tessera.nn.initializers
 
