@@ -19,7 +19,8 @@ LAYERS = ["umbrella", "libraries", "transforms", "prims", "lax", "trace", "compi
           "core"]
 RULES = [
     (r"include/tessera/tessera\.h$", "umbrella"),
-    (r"include/tessera/(nn|random)\.h$|src/api/(nn_[a-z_]+|random)\.cpp$", "libraries"),
+    (r"include/tessera/(nn|nn_initializers|random)\.h$|src/api/(nn_[a-z_]+|random)\.cpp$",
+     "libraries"),
     (r"include/tessera/(numpy[a-z_]*|io|debug)\.h$", "libraries"),
     (r"src/api/(numpy_[a-z_]+|debug)\.(cpp|h)$", "libraries"),
     (r"src/io/", "libraries"),

@@ -21,6 +21,7 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_sort(m);
   tessera::python::bind_random(m);
   tessera::python::bind_nn(m);
+  tessera::python::bind_nn_initializers(m);
   tessera::python::bind_transforms(m);
   tessera::python::bind_custom(m);
   tessera::python::bind_callbacks(m);

@@ -158,8 +158,9 @@ void bind_cumulative(py::module_& m);    // lax.associative_scan, cumulative ops
 void bind_sort(py::module_& m);          // lax.sort, jnp sorting and quantiles (py_sort.cpp)
 void bind_random(py::module_& m);        // jax.random (py_random.cpp)
 void bind_nn(py::module_& m);            // jax.nn's functions (py_nn.cpp)
-void bind_devices(py::module_& m);       // memory_stats, set_memory_limit (py_devices.cpp)
-void bind_tree(py::module_& m);          // pytrees on the C++ TreeDef (py_tree.cpp)
+void bind_nn_initializers(py::module_& m);  // jax.nn.initializers (py_nn_initializers.cpp)
+void bind_devices(py::module_& m);          // memory_stats, set_memory_limit (py_devices.cpp)
+void bind_tree(py::module_& m);             // pytrees on the C++ TreeDef (py_tree.cpp)
 void bind_config(py::module_& m);
 void bind_jit(py::module_& m);  // jax.jit's trace cache (py_jit.cpp)        // jax.config over the
                                 // flag registry (py_config.cpp)

@@ -6,6 +6,7 @@ and logsumexp); this module only gives them jax.nn's signatures and defaults.
 """
 from tessera import _tessera
 from tessera import numpy as _jnp
+from tessera.nn import initializers  # noqa: F401  (jax.nn.initializers)
 
 _C = _tessera.nn
 
