@@ -61,6 +61,7 @@ from tessera import nn
 from tessera import numpy
 from tessera import ops
 from tessera import random
+from tessera import scipy
 from tessera import tree
 from tessera import tree_util
 from tessera import sharding
@@ -79,4 +80,4 @@ __all__ = [
     "explain_cache_misses", "log_compiles", "numpy_dtype_promotion", "numpy_rank_promotion",
     "threefry_partitionable",
 ]
-__all__.append("nn")
+__all__ += ["nn", "scipy"]
