@@ -77,7 +77,8 @@ CANCEL_SCALE = {
     "logit": lambda x: np.abs(np.log(x)) + np.abs(np.log1p(-x)),
     "betaln": lambda a, b: (np.abs(ss.gammaln(a)) + np.abs(ss.gammaln(b))
                             + np.abs(ss.gammaln(a + b))),
-    "rel_entr": lambda p, q: np.abs(p * np.log(np.abs(p) + 1e-300)) + np.abs(p * np.log(np.abs(q) + 1e-300)),
+    "rel_entr": lambda p, q: (np.abs(p * np.log(np.abs(p) + 1e-300))
+                              + np.abs(p * np.log(np.abs(q) + 1e-300))),
     "kl_div": lambda p, q: (np.abs(p * np.log(np.abs(p) + 1e-300))
                             + np.abs(p * np.log(np.abs(q) + 1e-300)) + np.abs(p) + np.abs(q)),
 }
@@ -207,7 +208,8 @@ def test_gamma_poles_and_signs():
 
 
 def test_xlogy_xlog1py_entropy_edges():
-    z = np.asarray(jsp.xlogy(jnp.asarray([0.0, 0.0, 2.0, 1.0]), jnp.asarray([0.0, -1.0, 0.0, -1.0])))
+    z = np.asarray(jsp.xlogy(jnp.asarray([0.0, 0.0, 2.0, 1.0]),
+                             jnp.asarray([0.0, -1.0, 0.0, -1.0])))
     np.testing.assert_array_equal(z, [0.0, 0.0, -np.inf, np.nan])
     z = np.asarray(jsp.xlog1py(jnp.asarray([0.0, 1.0]), jnp.asarray([-1.0, -1.0])))
     np.testing.assert_array_equal(z, [0.0, -np.inf])
