@@ -129,7 +129,8 @@ std::vector<Row> random_rows() {
       std::vector<Array> y = tessera::bind(*find_primitive("threefry2x32"), a);
       return lax::add(lax::mul(y[0], numpy::scalar(3.0, kU32)), y[1]);
     };
-    r.operands = {bits(), bits(), bits(), bits()};
+    r.operands = {of_dtype(kU32, bits()), of_dtype(kU32, bits()), of_dtype(kU32, bits()),
+                  of_dtype(kU32, bits())};
     r.shapes = {{{3, 4}, {3, 4}, {3, 4}, {3, 4}}, {{}, {}, {3, 4}, {3, 4}},
                 {{3, 1}, {1, 4}, {3, 4}, {}},     {{}, {4}, {}, {4}},
                 {{0, 3}, {}, {1, 3}, {}},         {{}, {}, {}, {}}};
@@ -164,7 +165,8 @@ std::vector<Row> random_rows() {
       }
       return o;
     };
-    r.deriv = Deriv::kNone;
+    // Integer outputs: JVP/VJP columns check float0 (zero) tangents, as the other bit ops.
+    r.deriv = Deriv::kZeroTangent;
     t.push_back(std::move(r));
   }
   for (const char* prim : {"random_wrap", "random_unwrap"}) {
@@ -175,13 +177,14 @@ std::vector<Row> random_rows() {
       Array k = tessera::bind1(*find_primitive("random_wrap"), {a[0]});
       return tessera::bind1(*find_primitive("random_unwrap"), {k});
     };
-    r.operands = {bits()};
+    r.operands = {of_dtype(kU32, bits())};
     r.shapes = {{{3, 2}}, {{2}}, {{2, 4, 2}}, {{0, 2}}};
     r.dtypes = {kU32};
     r.ref = [](const std::vector<std::vector<double>>& v, const std::vector<Aval>& a) {
       return RefOut{a[0].shape, kU32, v[0]};
     };
-    r.deriv = Deriv::kNone;
+    // Integer outputs: JVP/VJP columns check float0 (zero) tangents, as the other bit ops.
+    r.deriv = Deriv::kZeroTangent;
     t.push_back(std::move(r));
   }
   return t;
