@@ -21,7 +21,8 @@ RULES = [
     (r"include/tessera/tessera\.h$", "umbrella"),
     (r"include/tessera/(nn|nn_initializers|random)\.h$|src/api/(nn_[a-z_]+|random)\.cpp$",
      "libraries"),
-    (r"include/tessera/(numpy[a-z_]*|io|debug)\.h$", "libraries"),
+    (r"include/tessera/(numpy[a-z_]*|io|debug|linalg[a-z_]*)\.h$", "libraries"),
+    (r"src/api/linalg_[a-z_]+\.(cpp|h)$", "libraries"),
     (r"src/api/(numpy_[a-z_]+|debug)\.(cpp|h)$", "libraries"),
     (r"src/io/", "libraries"),
     (r"include/tessera/(transforms[a-z_]*|jit|checkpoint|custom_derivatives[a-z_]*|"
