@@ -448,4 +448,45 @@ Value expand_atanh_f32(Builder& b, Value x) {
   return copysign(b, b.mul(k(b, 0.5f), expand_log1p_f32(b, q)), x);
 }
 
+// ---------------------------------------------------------------- vec_math_special.h
+
+// vmath::erf: x + x*R(x^2) below 1, 1 - e^(-x^2) Q(1/x) up to the clamp at 4; odd.
+Value expand_erf_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_erf_f32");
+  const Value ax = b.abs(x);
+  const Value four = k(b, 4.0f);
+  const Value a = b.select(b.lt(ax, four), ax, four);
+  const Value t = b.mul(a, a);
+  const Value r = horner(b, t,
+                         {7.84726144e-05f, -0.000800819194f, 0.00518809957f, -0.0268536918f,
+                          0.112835824f, -0.37612626f, 0.128379166f});
+  const Value small = b.fma(a, r, a);
+  const Value s = b.div(k(b, 1.0f), a);
+  const Value q =
+      horner(b, s,
+             {0.0320644677f, -0.187188193f, 0.456198782f, -0.561485052f, 0.259312123f, 0.21877262f,
+              -0.371695876f, 0.0196043495f, 0.561885655f, 0.000114671398f});
+  const Value large = b.sub(k(b, 1.0f), b.mul(expand_exp_f32(b, b.neg(t)), q));
+  const Value y = b.select(b.lt(a, k(b, 1.0f)), small, large);
+  return keep_nan(b, x, copysign(b, y, x));
+}
+
+// vmath::erf_inv: Giles' single-precision polynomials in XLA's form (c + p*w, unfused).
+Value expand_erf_inv_f32(Builder& b, Value x) {
+  want(x, kF32, "expand_erf_inv_f32");
+  const Value w0 = b.neg(expand_log1p_f32(b, b.neg(b.mul(x, x))));
+  const Value lt = b.lt(w0, k(b, 5.0f));
+  const Value w = b.select(lt, b.sub(w0, k(b, 2.5f)), b.sub(b.sqrt(w0), k(b, 3.0f)));
+  static constexpr float kLt[] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
+                                  -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
+                                  -0.00417768164f,  0.246640727f,    1.50140941f};
+  static constexpr float kGe[] = {-0.000200214257f, 0.000100950558f, 0.00134934322f,
+                                  -0.00367342844f,  0.00573950773f,  -0.0076224613f,
+                                  0.00943887047f,   1.00167406f,     2.83297682f};
+  Value p = b.select(lt, k(b, kLt[0]), k(b, kGe[0]));
+  for (int i = 1; i < 9; ++i) p = b.add(b.select(lt, k(b, kLt[i]), k(b, kGe[i])), b.mul(p, w));
+  const Value y = b.mul(p, x);
+  return b.select(b.eq(b.abs(x), k(b, 1.0f)), b.mul(x, k(b, INFINITY)), y);
+}
+
 }  // namespace tessera::compiler

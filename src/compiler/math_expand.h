@@ -80,4 +80,9 @@ scalar::Value expand_asinh_f32(scalar::Builder& b, scalar::Value x);
 scalar::Value expand_acosh_f32(scalar::Builder& b, scalar::Value x);
 scalar::Value expand_atanh_f32(scalar::Builder& b, scalar::Value x);
 
+// vec_math_special.h's float32 erf and erf_inv (the eager kernels of erf and erf_inv at float32
+// and, through float32, the 16-bit floats): special.cpp's scalar definitions use them at float32.
+scalar::Value expand_erf_f32(scalar::Builder& b, scalar::Value x);
+scalar::Value expand_erf_inv_f32(scalar::Builder& b, scalar::Value x);
+
 }  // namespace tessera::compiler

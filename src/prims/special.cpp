@@ -15,12 +15,14 @@
 #include <string>
 #include <type_traits>
 
+#include "compiler/math_expand.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/elementwise_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "prims/special_kernels.h"
+#include "prims/vec_math_special.h"
 #include "tessera/lax.h"
 
 namespace tessera::prims {
@@ -52,6 +54,16 @@ constexpr const char* kLayer = "prims/special";
 double erf_d(double x) { return std::erf(x); }
 double erfc_d(double x) { return std::erfc(x); }
 
+// erf and erf_inv at float32 (and the 16-bit floats, computed in float32): vec_math_special.h's
+// vectorized approximations, which the fused kernels reproduce bit for bit (math_expand.h);
+// float64 stays on libm's erf and the Halley-refined erf_inv.
+TESSERA_AVX512_CLONES void erf_f32(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = kernels::vmath::erf(x[i]);
+}
+TESSERA_AVX512_CLONES void erf_inv_f32(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = kernels::vmath::erf_inv(x[i]);
+}
+
 // ---- kernels: every element in double, rounded once to the compute type C.
 
 template <double (*F)(double)>
@@ -72,11 +84,16 @@ struct BinaryOp : elementwise::FloatKernel {
 
 // ---- abstract eval and impl (floating dtypes only)
 
-template <double (*F)(double)>
-void define_unary(Primitive& p) {
-  elementwise::define_unary<UnaryK<F>>(p, kLayer, Accept::kFloating);
+template <class K>
+void define_unary_kernel(Primitive& p) {
+  elementwise::define_unary<K>(p, kLayer, Accept::kFloating);
   p.batch = batching::vectorized_rule(p);
   register_primitive(p);
+}
+
+template <double (*F)(double)>
+void define_unary(Primitive& p) {
+  define_unary_kernel<UnaryK<F>>(p);
 }
 
 template <double (*F)(double, double)>
@@ -296,9 +313,20 @@ sd::Values erf_inv_def(sd::Builder& b, std::span<const sd::Value> in, const Para
   return {b.convert(res, in[0].type)};
 }
 
+// float32: the eager kernel's expansion (compiler/math_expand.h); otherwise `other`.
+ScalarDef f32_expansion(sd::Value (*expand)(sd::Builder&, sd::Value), ScalarDef other) {
+  ScalarDef d;
+  d.rule = [expand, rule = std::move(other.rule)](sd::Builder& b, std::span<const sd::Value> in,
+                                                  const Params& p) -> sd::Values {
+    if (in[0].type == DType::kFloat32) return {expand(b, in[0])};
+    return rule(b, in, p);
+  };
+  return d;
+}
+
 void set_scalar_defs() {
   using scalar::Fn;
-  erf.scalar = sd::extern_f64(Fn::kErf);
+  erf.scalar = f32_expansion(compiler::expand_erf_f32, sd::extern_f64(Fn::kErf));
   erfc.scalar = sd::extern_f64(Fn::kErfc);
   lgamma.scalar = sd::extern_f64(Fn::kLgamma);
   digamma.scalar = sd::extern_f64(Fn::kDigamma);
@@ -307,7 +335,9 @@ void set_scalar_defs() {
   igamma.scalar = sd::extern_f64(Fn::kIgamma);
   igammac.scalar = sd::extern_f64(Fn::kIgammac);
   igamma_grad_a.scalar = sd::extern_f64(Fn::kIgammaGradA);
-  erf_inv.scalar.rule = erf_inv_def;
+  ScalarDef halley;
+  halley.rule = erf_inv_def;
+  erf_inv.scalar = f32_expansion(compiler::expand_erf_inv_f32, std::move(halley));
   bessel_i0e.scalar = sd::extern_f64(Fn::kBesselI0e);
   bessel_i1e.scalar = sd::extern_f64(Fn::kBesselI1e);
   random_gamma_grad.scalar = sd::extern_f64(Fn::kRandomGammaGrad);
@@ -328,9 +358,9 @@ void register_special() {
   for (Primitive* p : {&polygamma, &zeta, &igamma, &igammac, &igamma_grad_a, &random_gamma_grad})
     p->signature = Signature::fixed(2);
   regularized_incomplete_beta.signature = Signature::fixed(3);
-  define_unary<erf_d>(erf);
+  define_unary_kernel<elementwise::FloatFnKernel<erf_f32, erf_d>>(erf);
   define_unary<erfc_d>(erfc);
-  define_unary<sk::erf_inv>(erf_inv);
+  define_unary_kernel<elementwise::FloatFnKernel<erf_inv_f32, sk::erf_inv>>(erf_inv);
   define_unary<sk::log_gamma>(lgamma);
   define_unary<sk::digamma>(digamma);
   define_binary<sk::polygamma>(polygamma);

@@ -375,6 +375,8 @@ TEST(MathExpand, CompositionsGiveTheEagerBits) {
       {"asinh", compiler::expand_asinh_f32, lax::asinh},
       {"acosh", compiler::expand_acosh_f32, lax::acosh},
       {"atanh", compiler::expand_atanh_f32, lax::atanh},
+      {"erf", compiler::expand_erf_f32, lax::erf},
+      {"erf_inv", compiler::expand_erf_inv_f32, lax::erf_inv},
   };
   std::vector<float> xs = special_floats();
   const std::vector<float> r = binade_floats(kEvalInputs / 4, 2);
