@@ -395,7 +395,7 @@ class KernelBuilder {
       return r;
     }
     const size_t m = producer_.at(v.id());
-    const scalar::Value r = eqn_at(m, point);
+    const scalar::Value r = eqn_at(m, point, v.id());
     ph_->memo.emplace(k, r);
     return r;
   }
@@ -440,10 +440,14 @@ class KernelBuilder {
         static_cast<int>(ph_->loads.size() + ph_->indices.size() + it->second));
   }
 
-  scalar::Value eqn_at(size_t m, const std::vector<kir::Affine>& point) {
+  // Equation m's result `id` at `point` (a multi-result elementwise equation computes all its
+  // results there once: the others are memoized beside it).
+  scalar::Value eqn_at(size_t m, const std::vector<kir::Affine>& point, uint64_t id) {
     const JaxprEqn& e = j_.eqns[m];
     const std::vector<Aval> ins = in_avals(e);
-    const Aval& out = e.outvars[0].aval();
+    size_t which = 0;
+    while (which + 1 < e.outvars.size() && e.outvars[which].id() != id) ++which;
+    const Aval& out = e.outvars[which].aval();
     if (e.primitive->kind == PrimitiveKind::kReduction) {
       const std::optional<ReductionInfo> info = trailing_reduction(e);
       if (!info) throw CannotCompose{m};
@@ -455,6 +459,12 @@ class KernelBuilder {
         args.push_back(at(e.invars[i], broadcast_point(point, ins[i].shape)));
       if (collecting()) return {0, out.dtype};
       const scalar::Program prog = scalar_program(*e.primitive, ins, e.params);
+      if (e.outvars.size() > 1) {
+        const std::vector<scalar::Value> rs = splice_program(*ph_->builder, prog, args);
+        for (size_t i = 0; i < rs.size(); ++i)
+          if (i != which) ph_->memo.emplace(guarded_key(e.outvars[i].id(), point), rs[i]);
+        return rs.at(which);
+      }
       const scalar::Value r = splice(prog, args);
       // An expensive value at the point itself, in a stage of a kernel whose body runs per
       // point: saved for the later bodies (softmax's exp is computed once).
@@ -836,9 +846,16 @@ void merge_siblings(const Jaxpr& j, FusionPlan& plan) {
 }  // namespace
 
 bool fusible(const JaxprEqn& e) {
-  if (!e.effects.empty() || e.outvars.size() != 1) return false;
+  if (!e.effects.empty() || e.outvars.empty()) return false;
   const Primitive& p = *e.primitive;
   const bool elementwise = p.kind == PrimitiveKind::kElementwise && p.scalar.rule;
+  // Several results: elementwise only, all of one shape (each a value at the same point); such an
+  // equation joins its readers' group but never roots one (plan_fusion).
+  if (e.outvars.size() > 1) {
+    if (!elementwise) return false;
+    for (const Var& v : e.outvars)
+      if (v.aval().shape != e.outvars[0].aval().shape || !plain_dtype(v.aval().dtype)) return false;
+  }
   const bool index_map = p.kind == PrimitiveKind::kIndexMap && index_map_rule(p) != nullptr;
   if (p.kind == PrimitiveKind::kReduction)
     return plain_dtype(e.outvars[0].aval().dtype) && plain_dtype(atom_aval(e.invars.at(0)).dtype) &&
@@ -934,6 +951,17 @@ FusionPlan plan_fusion(const Jaxpr& j) {
         if (g >= 0 && expensive[k] && root_points[static_cast<size_t>(g)] > v.aval().size() &&
             !row_prefix(v.aval().shape, space[static_cast<size_t>(g)]))
           g = -1;
+      }
+      if (j.eqns[k].outvars.size() > 1) {
+        // Only inside one group that reads every result and no result is a program output.
+        bool all_in = g >= 0;
+        for (const Var& o : j.eqns[k].outvars) {
+          if (!all_in) break;
+          all_in = !outputs.count(o.id());
+          if (auto ro = readers.find(o.id()); ro != readers.end())
+            for (size_t u : ro->second) all_in = all_in && group_of[u] == g;
+        }
+        if (!all_in) continue;
       }
       if (g < 0) {
         g = static_cast<int32_t>(members.size());

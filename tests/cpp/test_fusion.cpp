@@ -732,6 +732,34 @@ bool has_member(const FusionPlan& p, const Jaxpr& j, const std::string& prim) {
   return false;
 }
 
+TEST(Fusion, MultiResultElementwiseJoinsTheGroupReadingAllItsResults) {
+  // threefry2x32 (two results at each point) inside jax.random.normal: the counter iota, the 20
+  // rounds, the bits-to-float steps and erf_inv are one kernel, equal to eager bit for bit.
+  const Array key = random::key(20261204);
+  auto normal = [](const Array& k) { return random::normal(k, {3, 1000}); };
+  ClosedJaxpr cj = make_jaxpr(normal)(key);
+  std::vector<Array> args{key};
+  FusionPlan p = check_plan(cj, args);
+  EXPECT_TRUE(has_member(p, *cj.jaxpr, "threefry2x32")) << to_string(*cj.jaxpr);
+  EXPECT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(to_doubles(jit(normal)(key)), to_doubles(normal(key)));
+  // A result read outside the group (here a program output) keeps the equation eager.
+  const Array k2 = random::key_data(random::key(7));
+  auto both = [](const Array& kd) {
+    const Array c = lax::iota(DType::kUInt32, 64);
+    std::vector<Array> r =
+        bind(*find_primitive("threefry2x32"),
+             {lax::index_in_dim(kd, 0, 0, false), lax::index_in_dim(kd, 1, 0, false), c, c});
+    return std::vector<Array>{r[0] ^ r[1], r[1]};
+  };
+  ClosedJaxpr cj2 = make_jaxpr(both)(k2);
+  std::vector<Array> args2{k2};
+  FusionPlan p2 = check_plan(cj2, args2);
+  EXPECT_FALSE(has_member(p2, *cj2.jaxpr, "threefry2x32"));
+  const std::vector<Array> got = jit(both)(k2), want = both(k2);
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(to_doubles(got[i]), to_doubles(want[i]));
+}
+
 TEST(FusionGuards, PadOfAComputedValueIsOneKernel) {
   Array a = random_array({5, 7}, DType::kFloat32), v = random_array({}, DType::kFloat32);
   auto f = [](const Array& x, const Array& pv) {
