@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Suite `random`: jax.random's samplers and the special functions they run on, called from
+Python, against NumPy (and libtorch where it has the operation) timed in the same process and
+run. One JSON line per case and peer, in the format of the C++ suites (bench/harness.h;
+docs/performance.md).
+
+  normal_16M        jax.random.normal(key, (2^24,)) eager (threefry2x32 bits, the bits-to-float
+                    steps, erf_inv: one kernel each); peers np.random.default_rng().
+                    standard_normal(dtype=float32) (Ziggurat) and torch.randn
+  normal_16M_jit    the same under jit (one fused kernel: the counter iota, threefry's 20 rounds,
+                    the float steps and erf_inv's expansion); floor_ms: the 64 MB output written
+                    once at the streaming bandwidth eager x + y reaches in the same run
+  uniform_16M       jax.random.uniform eager; peers default_rng().random(dtype=float32),
+                    torch.rand
+  uniform_16M_jit   the same under jit
+  erf_inv_16M       lax.erf_inv of 16M float32 values in (-1, 1); peer torch.erfinv
+  erf_16M           lax.erf of 16M float32 values in (-4, 4); peer torch.erf
+
+    random_bench.py [--reps N] [--warmup N] [--list] [CASE...]
+
+Each sample is one call with its result brought to the host (numpy.asarray); the median over the
+samples is reported. Tessera's bits are JAX's; the peers' generators are different ones, so the
+values are not compared — the cases compare throughput at equal output size and dtype.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import bench_emit  # noqa: E402 (bench/, the script's own directory)
+
+try:
+    import tessera as jax
+except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build",
+                                    "python"))
+    import tessera as jax
+import tessera.numpy as jnp
+
+try:
+    import torch
+except ImportError:  # the suite still runs against NumPy
+    torch = None
+
+N = 1 << 24
+
+
+def median_ms(fn, warmup, reps):
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(samples)
+
+
+def host(f):
+    def run():
+        np.asarray(f())
+    return run
+
+
+_GBPS = []
+
+
+def bandwidth_gbps():
+    """The streaming bandwidth Tessera's eager z = x + y reaches on 16M float32 (3 x 64 MB), in
+    this run (measured once; TESSERA_BENCH_GBPS overrides it)."""
+    if os.environ.get("TESSERA_BENCH_GBPS"):
+        return float(os.environ["TESSERA_BENCH_GBPS"])
+    if not _GBPS:
+        x = jnp.ones((N,), jnp.float32)
+        y = jnp.ones((N,), jnp.float32)
+        ms = median_ms(lambda: (x + y).block_until_ready(), 2, 7)
+        _GBPS.append(3 * 4 * N / (ms * 1e-3) / 1e9)
+    return _GBPS[0]
+
+
+def sampler(o, name, t_fn, np_fn, torch_fn, jit):
+    key = jax.random.key(0)
+    f = jax.jit(t_fn) if jit else t_fn
+    x = np.asarray(f(key))
+    assert x.shape == (N,) and x.dtype == np.float32 and np.isfinite(x).all()
+    if jit:  # the fused kernel computes the eager bits
+        assert np.array_equal(x, np.asarray(t_fn(key)))
+    t = median_ms(host(lambda: f(key)), o.warmup, o.reps)
+    rec = {"tessera_ms": t, "n": N}
+    if jit:
+        rec["floor_ms"] = 4 * N / (bandwidth_gbps() * 1e9) * 1e3
+    rng = np.random.default_rng(0)
+    yield {**rec, "peer": "numpy", "peer_ms": median_ms(lambda: np_fn(rng), o.warmup, o.reps)}
+    if torch is not None:
+        torch.manual_seed(0)
+        yield {**rec, "peer": "libtorch", "peer_ms": median_ms(torch_fn, o.warmup, o.reps)}
+
+
+def special(o, t_fn, torch_fn, lo, hi):
+    x = np.random.default_rng(1).uniform(lo, hi, N).astype(np.float32)
+    xt = jnp.asarray(x)
+    got = np.asarray(t_fn(xt))
+    rec = {"tessera_ms": median_ms(host(lambda: t_fn(xt)), o.warmup, o.reps), "n": N}
+    if torch is None:
+        yield rec
+        return
+    tx = torch.from_numpy(x)
+    want = torch_fn(tx).numpy()
+    rec["max_rel_diff"] = float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-30)))
+    yield {**rec, "peer": "libtorch", "peer_ms": median_ms(lambda: torch_fn(tx), o.warmup, o.reps)}
+
+
+def normal(k):
+    return jax.random.normal(k, (N,))
+
+
+def uniform(k):
+    return jax.random.uniform(k, (N,))
+
+
+CASES = {
+    "normal_16M": lambda o: sampler(
+        o, "normal", normal, lambda r: r.standard_normal(N, dtype=np.float32),
+        lambda: torch.randn(N), False),
+    "normal_16M_jit": lambda o: sampler(
+        o, "normal", normal, lambda r: r.standard_normal(N, dtype=np.float32),
+        lambda: torch.randn(N), True),
+    "uniform_16M": lambda o: sampler(
+        o, "uniform", uniform, lambda r: r.random(N, dtype=np.float32), lambda: torch.rand(N),
+        False),
+    "uniform_16M_jit": lambda o: sampler(
+        o, "uniform", uniform, lambda r: r.random(N, dtype=np.float32), lambda: torch.rand(N),
+        True),
+    "erf_inv_16M": lambda o: special(o, jax.lax.erf_inv,
+                                     None if torch is None else torch.erfinv, -0.999, 0.999),
+    "erf_16M": lambda o: special(o, jax.lax.erf, None if torch is None else torch.erf, -4.0, 4.0),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="*", metavar="CASE", help=f"default: all of {list(CASES)}")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--list", action="store_true")
+    o = ap.parse_args()
+    if o.reps < 1 or o.warmup < 0:
+        ap.error("--reps must be >= 1 and --warmup >= 0")
+    unknown = [c for c in o.cases if c not in CASES]
+    if unknown:
+        ap.error(f"unknown case(s) {unknown}; cases: {' '.join(CASES)}")
+    if o.list:
+        print("\n".join(CASES))
+        return 0
+    print(f"random_bench: tessera from {os.path.dirname(jax.__file__)}", file=sys.stderr)
+    if torch is not None:
+        torch.set_num_threads(os.cpu_count() or 1)
+    for name, fn in CASES.items():
+        if not o.cases or name in o.cases:
+            for rec in fn(o):
+                bench_emit.emit("random", name, rec)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
