@@ -172,8 +172,30 @@ def test_at_slices_and_scalars(rng):
     want[..., -1] += np.arange(4, dtype=np.float32)
     np.testing.assert_array_equal(A(jnp.asarray(x).at[..., -1].add(jnp.arange(4.0))), want)
     np.testing.assert_array_equal(A(jnp.asarray(x).at[2].get()), x[2])
+    # JAX's scatter_apply: func once per occurrence of an index (row 0 twice: times 4).
     np.testing.assert_array_equal(A(jnp.asarray(x).at[[0, 0]].apply(lambda v: v * 2)),
-                                  np.where(np.arange(4)[:, None] == 0, x * 2, x))
+                                  np.where(np.arange(4)[:, None] == 0, x * 4, x))
+
+
+def test_at_apply_once_per_occurrence_matches_numpy_ufunc_at(rng):
+    for _ in range(5):
+        x = rng.normal(size=(7, 3)).astype(np.float32)
+        idx = rng.integers(-7, 7, size=rng.integers(0, 12))
+        want = x.copy()
+        np.negative.at(want, idx)  # NumPy's unbuffered ufunc.at: once per occurrence
+        got = jnp.asarray(x).at[idx].apply(jnp.negative)
+        np.testing.assert_array_equal(A(got), want)
+        want = x.copy()
+        np.square.at(want, (idx, 1))
+        f = jax.jit(lambda a, i: a.at[i, 1].apply(jnp.square))
+        np.testing.assert_allclose(A(f(jnp.asarray(x), jnp.asarray(idx))), want, rtol=1e-6)
+    # Out-of-bounds occurrences are dropped (the default mode), unique_indices applies once.
+    x = np.arange(5.0, dtype=np.float32)
+    np.testing.assert_array_equal(A(jnp.asarray(x).at[np.array([1, 1, 9])].apply(lambda v: v + 1)),
+                                  [0, 3, 2, 3, 4])
+    np.testing.assert_array_equal(
+        A(jnp.asarray(x).at[np.array([1, 3])].apply(lambda v: v * 10, unique_indices=True)),
+        [0, 10, 2, 30, 4])
 
 
 def test_take_and_take_along_axis_match_numpy(rng):

@@ -58,11 +58,28 @@ class _IndexUpdateRef:
     max = _update("max")
 
     def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """x with func applied to x[idx] (once per indexed element: a repeated index is applied
-        once, where JAX applies func once per occurrence)."""
+        """x with the unary func applied to x[idx]: once per occurrence, as JAX's scatter_apply
+        (an element indexed k times becomes func applied k times). The indexed values are
+        gathered once, func runs on them as often as the most repeated destination needs (a
+        while_loop: its count may be traced), and one scatter writes them back."""
+        gmode = "clip" if mode is None else mode
         vals = self.get(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                        mode="clip" if mode is None else mode)
-        return self.set(func(vals), indices_are_sorted=indices_are_sorted,
+                        mode=gmode)
+        if unique_indices:
+            new = func(vals)
+        else:
+            from tessera import lax
+            from tessera import numpy as jnp
+            counts = jnp.zeros(self.array.shape, jnp.int32).at[self.index].add(1, mode=mode)
+            times = counts.at[self.index].get(mode=gmode)
+            rounds = jnp.max(times, initial=0)
+
+            def body(state):
+                t, v = state
+                return t + 1, jnp.where(times > t, jnp.asarray(func(v)).astype(v.dtype), v)
+
+            new = lax.while_loop(lambda s: s[0] < rounds, body, (jnp.int32(0), vals))[1]
+        return self.set(new, indices_are_sorted=indices_are_sorted,
                         unique_indices=unique_indices, mode=mode)
 
 
