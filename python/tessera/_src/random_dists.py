@@ -352,7 +352,8 @@ def dirichlet(key, alpha, shape=None, dtype=float):
         shape = _canonicalize_shape(shape)
     alpha_shape = _shape_of(alpha)
     if not len(alpha_shape) >= 1:
-        raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {len(alpha_shape)}")
+        raise ValueError("dirichlet requires alpha.ndim >= 1, got alpha.ndim == "
+                         f"{len(alpha_shape)}")
     if shape is None:
         shape = alpha_shape[:-1]
     else:
@@ -529,7 +530,6 @@ def poisson(key, lam, shape=None, dtype=int):
         shape = _canonicalize_shape(shape)
     else:
         shape = _shape_of(lam)
-    lax = _lax()
     lam = _broadcast_to(lam, shape)
     lam = _convert(lam, _np.float32)
     use_knuth = (lam != lam) | (lam < 10)
