@@ -13,6 +13,9 @@ gamma is JAX's Marsaglia-Tsang sampler with JAX's boosting for a < 1: one key pe
 (split of the key into prod(shape) keys), one while_loop per element, vmapped, as JAX lowers
 `random_gamma_p`; its derivative in `a` is JAX's implicit reparameterization gradient
 (lax.random_gamma_grad) through a custom_jvp.
+
+Not here: multivariate_normal and orthogonal, which need tessera.numpy.linalg's cholesky (or
+eigh/svd) and qr; Tessera's linalg has only the norms so far.
 """
 import functools as _functools
 import math as _math
