@@ -136,3 +136,15 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
     return _C.choice(key, a, shape, replace, p, axis)
+
+
+from tessera._src.random_dists import (  # noqa: E402
+    ball, beta, binomial, chisquare, dirichlet, double_sided_maxwell, f, gamma,
+    generalized_normal, geometric, loggamma, lognormal, maxwell, pareto, poisson, t, triangular,
+    wald)
+
+__all__ += [
+    "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "f", "generalized_normal",
+    "ball", "poisson", "binomial", "lognormal", "pareto", "maxwell", "double_sided_maxwell",
+    "geometric", "triangular", "wald",
+]
