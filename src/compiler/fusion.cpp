@@ -24,6 +24,30 @@ bool plain_dtype(DType t) {
   return !is_extended(t) && t != DType::kFloat16 && t != DType::kBFloat16;
 }
 
+bool half_dtype(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+
+// Whether a scalar program touches 16-bit floats only by converting them to float32 and float32
+// results back (and by constants): what scalar_program's driver makes of every elementwise
+// primitive without raw 16-bit access — the eager kernels' "computed in float32, rounded once per
+// op". Kernels move 16-bit values as bits and a backend needs only those two conversions.
+bool sixteen_bit_ok(const scalar::Program& p) {
+  for (const scalar::Instr& in : p.instrs) {
+    if (in.op == scalar::Op::kInput || in.op == scalar::Op::kConst) continue;
+    const int n = in.op == scalar::Op::kExtern ? scalar::fn_arity(static_cast<scalar::Fn>(in.index))
+                                               : scalar::op_arity(in.op);
+    bool half_operand = false;
+    for (int k = 0; k < n; ++k)
+      half_operand |= half_dtype(p.instrs[static_cast<size_t>(in.args[k])].type);
+    if (!half_operand && !half_dtype(in.type)) continue;
+    if (in.op != scalar::Op::kConvert) return false;
+    const DType from = p.instrs[static_cast<size_t>(in.args[0])].type;
+    if (!(half_dtype(from) && in.type == DType::kFloat32) &&
+        !(from == DType::kFloat32 && half_dtype(in.type)))
+      return false;
+  }
+  return true;
+}
+
 bool transcendental(const scalar::Program& p) {
   for (const scalar::Instr& in : p.instrs)
     if ((in.op >= scalar::Op::kRsqrt && in.op <= scalar::Op::kNextAfter) ||
@@ -862,14 +886,20 @@ bool fusible(const JaxprEqn& e) {
            trailing_reduction(e).has_value();
   if (!elementwise && !index_map) return false;
   const Shape& out = e.outvars[0].aval().shape;
-  if (!plain_dtype(e.outvars[0].aval().dtype)) return false;
+  // 16-bit floats: index maps move them; elementwise equations convert them (sixteen_bit_ok).
+  bool half = false;
+  for (const Var& v : e.outvars) {
+    if (is_extended(v.aval().dtype)) return false;
+    half |= half_dtype(v.aval().dtype);
+  }
   // Elementwise: one value per point, the operands broadcast NumPy-style (right-aligned, size-1
   // dimensions stretched) to exactly the output — not bigger (bitcast_convert_type to a
   // narrower type adds a dimension, which is no elementwise map of points).
   Shape bshape;
   for (const Atom& a : e.invars) {
     const Aval& av = atom_aval(a);
-    if (!plain_dtype(av.dtype)) return false;
+    if (is_extended(av.dtype)) return false;
+    half |= half_dtype(av.dtype);
     if (!elementwise) continue;
     if (av.shape.size() > bshape.size())
       bshape.insert(bshape.begin(), av.shape.size() - bshape.size(), 1);
@@ -883,6 +913,8 @@ bool fusible(const JaxprEqn& e) {
     }
   }
   if (elementwise && bshape != out) return false;
+  if (elementwise && half && !sixteen_bit_ok(scalar_program(p, in_avals(e), e.params)))
+    return false;
   if (index_map) {
     const std::vector<Aval> ins = in_avals(e);
     const Aval& out = e.outvars[0].aval();

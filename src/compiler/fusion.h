@@ -1,13 +1,16 @@
 // Loop fusion: which equations of an optimized jaxpr become one kernel (kernel_ir.h), decided
 // from primitive kinds and the families' rules — never from primitive names.
 //
-// An equation is fusible when it has no effects, no 16-bit or extended dtypes, and is either
+// An equation is fusible when it has no effects, no extended dtypes, and is either
 // elementwise with a scalar definition (operands broadcasting NumPy-style to exactly its result),
 // an index map with an index-map rule (index_map.h), or a reduction with a reduction rule
 // (reduce_rule.h) over trailing axes of at most 2^15 elements per row. Only elementwise
 // equations may have several results (threefry2x32), all of one shape: such an equation never
 // roots a group; it joins one that reads every one of its results (none a program output), and
-// its scalar program runs once per point for all of them. Groups grow
+// its scalar program runs once per point for all of them. float16/bfloat16 values are moved by
+// index maps as bits and converted by elementwise equations whose scalar programs touch them
+// only through float32 <-> 16-bit conversions (the driver's: compute in float32, round once per
+// equation — eager's bits); 16-bit reductions stay eager. Groups grow
 // from consumers to producers, walking the equations backwards: a fusible producer joins its
 // consumers' group when every reader of its result is in that one group and the result is not a
 // program output — so a group is entered only through its root (the last equation) and no cycle can

@@ -307,10 +307,10 @@ TEST(Fusion, IntegerBoolAndConvertChains) {
 }
 
 TEST(Fusion, KindsDecideFusibility) {
-  // 16-bit floats, effects and non-elementwise primitives stay outside.
+  // Effects and non-elementwise primitives stay outside; 16-bit floats fuse (below).
   Array h = random_array({6}, DType::kFloat16);
   FusionPlan p = plan_of([](const Array& x) { return (x * x + x) * x; }, h);
-  EXPECT_TRUE(p.groups.empty());
+  EXPECT_EQ(p.groups.size(), 1u);
   Array a = random_array({4, 4}, DType::kFloat32);
   FusionPlan q =
       plan_of([](const Array& x) { return lax::reduce_sum(tnp::sin(x), {0}) + 1.0f; }, a);
@@ -319,6 +319,42 @@ TEST(Fusion, KindsDecideFusibility) {
   EXPECT_TRUE(q2.groups.empty());  // argmax has no reduction rule
   FusionPlan r = plan_of([](const Array& x) { return tnp::matmul(x + 1.0f, x) * 2.0f; }, a);
   EXPECT_TRUE(r.groups.empty());
+}
+
+TEST(Fusion, SixteenBitFloatsRoundAfterEveryOpAsEager) {
+  // float16 and bfloat16 chains are one kernel that converts each value to float32, computes, and
+  // rounds back after every equation — eager's bits, NaN payloads, infinities, subnormals,
+  // overflow to inf and ties included.
+  const std::vector<uint16_t> specials_h = {0x0000, 0x8000, 0x0001, 0x03ff, 0x0400, 0x7bff, 0x7c00,
+                                            0xfc00, 0x7e00, 0x7d01, 0xfe55, 0x3c00, 0x3c01, 0xbc00};
+  const std::vector<uint16_t> specials_b = {0x0000, 0x8000, 0x0001, 0x007f, 0x0080, 0x7f7f, 0x7f80,
+                                            0xff80, 0x7fc0, 0x7f81, 0xffd5, 0x3f80, 0x3f81, 0xbf80};
+  for (DType t : {DType::kFloat16, DType::kBFloat16}) {
+    Array r = random_array({64}, t);
+    std::vector<uint16_t> bits(static_cast<size_t>(r.size()));
+    std::memcpy(bits.data(), r.raw_data("test"), bits.size() * 2);
+    const auto& sp = t == DType::kFloat16 ? specials_h : specials_b;
+    std::copy(sp.begin(), sp.end(), bits.begin());
+    const Array x = array_from_host(Aval{{64}, t, false}, bits.data());
+    const Array y = tnp::flip(x, 0);
+    auto f = [](const Array& a, const Array& b) {
+      return tnp::tanh(a * 1.5f + b) * a - tnp::exp(b) / (a * a + 1.0f);
+    };
+    ClosedJaxpr cj = make_jaxpr(f)(x, y);
+    std::vector<Array> args{x, y};
+    FusionPlan p = check_plan(cj, args);
+    ASSERT_EQ(p.groups.size(), 1u) << dtype_name(t);
+    const Array got = jit(f)(x, y), want = f(x, y);
+    ASSERT_EQ(got.dtype(), t);
+    EXPECT_EQ(std::memcmp(got.raw_data("test"), want.raw_data("test"), 128), 0) << dtype_name(t);
+    // Mixed with float32 (promotion) and moved by index maps.
+    const Array z = random_array({64}, DType::kFloat32);
+    auto g = [](const Array& a, const Array& c) {
+      return tnp::concatenate({tnp::flip(a, 0) * c, tnp::astype(c, a.dtype())}, 0);
+    };
+    const Array g1 = jit(g)(x, z), g2 = g(x, z);
+    EXPECT_EQ(std::memcmp(g1.raw_data("test"), g2.raw_data("test"), g1.nbytes()), 0);
+  }
 }
 
 TEST(Fusion, RandomElementwiseDagsMatchEager) {

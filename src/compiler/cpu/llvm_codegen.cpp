@@ -39,6 +39,11 @@ llvm::Type* reg_type(llvm::LLVMContext& c, DType t) {
       return llvm::Type::getFloatTy(c);
     case DType::kFloat64:
       return llvm::Type::getDoubleTy(c);
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      // Their bits: a kernel only moves them and converts them to and from float32
+      // (fusion.cpp admits no other arithmetic on them), the conversions written out below.
+      return llvm::Type::getInt16Ty(c);
     default:
       if (is_floating(t) || is_extended(t))
         throw_internal(kLayer,
@@ -742,14 +747,51 @@ class Emitter {
       return llvm::ConstantFP::get(
           b_.getFloatTy(),
           static_cast<double>(static_cast<float>(std::bit_cast<double>(in.literal))));
+    if (in.type == DType::kFloat16 || in.type == DType::kBFloat16) {
+      const double v = std::bit_cast<double>(in.literal);
+      return b_.getInt16(in.type == DType::kFloat16 ? double_to_half_bits(v)
+                                                    : double_to_bfloat16_bits(v));
+    }
     const int w = width_of(in.type);
     const uint64_t mask = w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
     return llvm::ConstantInt::get(reg_type(c_, in.type), in.literal & mask);
   }
 
+  // float32 <-> float16/bfloat16 with the eager kernels' bits (core/dtype.cpp): float16 through
+  // LLVM's half (F16C's vcvtps2ph/vcvtph2ps: round to nearest even, NaNs quieted keeping the top
+  // payload bits — what float_to_half_bits does); bfloat16 on the bits: widening is a shift,
+  // narrowing rounds the low 16 bits to nearest even and quiets a NaN by setting bit 6.
+  llvm::Value* from_16bit(llvm::Value* x, DType from) {
+    if (from == DType::kFloat16)
+      return b_.CreateFPExt(b_.CreateBitCast(x, b_.getHalfTy()), b_.getFloatTy());
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(x, b_.getInt32Ty()), 16), b_.getFloatTy());
+  }
+  llvm::Value* to_16bit(llvm::Value* x, DType to) {
+    if (to == DType::kFloat16)
+      return b_.CreateBitCast(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getInt16Ty());
+    llvm::Value* u = b_.CreateBitCast(x, b_.getInt32Ty());
+    llvm::Value* nan =
+        b_.CreateICmpUGT(b_.CreateAnd(u, b_.getInt32(0x7fffffffu)), b_.getInt32(0x7f800000u));
+    llvm::Value* odd = b_.CreateAnd(b_.CreateLShr(u, 16), b_.getInt32(1));
+    llvm::Value* rounded =
+        b_.CreateLShr(b_.CreateAdd(b_.CreateAdd(u, b_.getInt32(0x7fffu)), odd), 16);
+    llvm::Value* quiet = b_.CreateOr(b_.CreateLShr(u, 16), b_.getInt32(0x40u));
+    return b_.CreateTrunc(b_.CreateSelect(nan, quiet, rounded), b_.getInt16Ty());
+  }
+
   llvm::Value* convert(llvm::Value* x, DType from, DType to) {
     llvm::Type* tt = reg_type(c_, to);
     if (from == to) return x;
+    const bool from16 = from == DType::kFloat16 || from == DType::kBFloat16;
+    const bool to16 = to == DType::kFloat16 || to == DType::kBFloat16;
+    if (from16 || to16) {
+      // fusion.cpp admits only float32 <-> 16-bit conversions (sixteen_bit_ok).
+      if (from16 && to == DType::kFloat32) return from_16bit(x, from);
+      if (to16 && from == DType::kFloat32) return to_16bit(x, to);
+      throw_internal(kLayer, std::string("a conversion from ") +
+                                 std::string(dtype_short_name(from)) + " to " +
+                                 std::string(dtype_short_name(to)));
+    }
     if (to == DType::kBool) {
       if (is_floating(from)) return b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
       return b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
