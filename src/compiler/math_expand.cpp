@@ -138,6 +138,8 @@ Value expand_one(Builder& b, const scalar::Instr& in, const Value* a) {
       return in.type == kF32 ? expand_rsqrt_f32(b, a[0]) : expand_rsqrt_f64(b, a[0]);
     case Op::kNextAfter:
       return expand_nextafter(b, a[0], a[1]);
+    case Op::kPow:
+      return expand_pow_f32(b, a[0], a[1]);
     default:
       throw_internal(kLayer, std::string("no expansion of ") + scalar::op_name(in.op));
   }
@@ -167,6 +169,7 @@ bool expands(Op op, DType t) {
     case Op::kTan:
     case Op::kRsqrt:
     case Op::kNextAfter:
+    case Op::kPow:
       return true;
     default:
       return false;
@@ -487,6 +490,84 @@ Value expand_erf_inv_f32(Builder& b, Value x) {
   for (int i = 1; i < 9; ++i) p = b.add(b.select(lt, k(b, kLt[i]), k(b, kGe[i])), b.mul(p, w));
   const Value y = b.mul(p, x);
   return b.select(b.eq(b.abs(x), k(b, 1.0f)), b.mul(x, k(b, INFINITY)), y);
+}
+
+// ---------------------------------------------------------------- vec_math_pow.h
+
+namespace {
+
+constexpr DType kU64 = DType::kUInt64, kI64 = DType::kInt64;
+
+Value kd(Builder& b, double v) { return b.constant(v, kF64); }
+Value ku64(Builder& b, uint64_t v) { return b.constant_bits(v, kU64); }
+
+// vmath::log2_pos: m in [sqrt(1/2), sqrt(2)) and the atanh series, in double.
+Value log2_pos(Builder& b, Value a) {
+  const Value bits = b.bitcast(a, kU64);
+  const Value m1 = b.bitcast(
+      b.bit_or(b.bit_and(bits, ku64(b, 0x000fffffffffffffull)), ku64(b, 0x3ff0000000000000ull)),
+      kF64);
+  const Value big = b.gt(m1, kd(b, 1.4142135623730951));
+  const Value m = b.select(big, b.mul(m1, kd(b, 0.5)), m1);
+  const Value e0 = b.sub(b.bitcast(b.binary(Op::kShrLogical, bits, ku64(b, 52)), kI64),
+                         b.constant_bits(1023, kI64));
+  const Value e = b.add(b.convert(e0, kF64), b.select(big, kd(b, 1.0), kd(b, 0.0)));
+  const Value sv = b.div(b.sub(m, kd(b, 1.0)), b.add(m, kd(b, 1.0)));
+  const Value z = b.mul(sv, sv);
+  Value p = kd(b, 1.0 / 21);
+  for (double c :
+       {1.0 / 19, 1.0 / 17, 1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3, 1.0})
+    p = b.fma(p, z, kd(b, c));
+  return b.fma(b.mul(sv, p), kd(b, 2.8853900817779268), e);
+}
+
+// vmath::exp2_mid: 2^n e^(f ln2) for t in [-160, 130], in double.
+Value exp2_mid(Builder& b, Value t) {
+  constexpr double kShift = 6755399441055744.0;
+  const Value r = b.add(t, kd(b, kShift));
+  const Value n = b.sub(r, kd(b, kShift));
+  const Value z = b.mul(b.sub(t, n), kd(b, 0.69314718055994531));
+  Value p = kd(b, 1.0 / 6227020800.0);
+  for (double c :
+       {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0,
+        1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0})
+    p = b.fma(p, z, kd(b, c));
+  const Value nb = b.sub(b.bitcast(r, kU64), ku64(b, std::bit_cast<uint64_t>(kShift)));
+  const Value scale = b.bitcast(b.binary(Op::kShl, b.add(nb, ku64(b, 1023)), ku64(b, 52)), kF64);
+  return b.mul(p, scale);
+}
+
+}  // namespace
+
+// vmath::pow: 2^(y log2|x|) in double, C99's special cases selected last.
+Value expand_pow_f32(Builder& b, Value x, Value y) {
+  want(x, kF32, "expand_pow_f32");
+  want(y, kF32, "expand_pow_f32");
+  const Value inf = k(b, INFINITY), zero = k(b, 0.0f), one = k(b, 1.0f);
+  const Value ax = b.abs(x), ay = b.abs(y);
+  const Value y_int = b.eq(b.unary(Op::kFloor, y), y);
+  const Value half = b.mul(y, k(b, 0.5f));
+  const Value y_odd = b.bit_and(y_int, b.ne(b.unary(Op::kFloor, half), half));
+  const Value x_finite_nz = b.bit_and(b.gt(ax, zero), b.lt(ax, inf));
+  const Value y_finite = b.lt(ay, inf);
+  const Value a = b.convert(b.select(x_finite_nz, ax, one), kF64);
+  const Value yd = b.convert(b.select(y_finite, y, zero), kF64);
+  Value t = b.mul(yd, log2_pos(b, a));
+  t = b.select(b.gt(t, kd(b, 130.0)), kd(b, 130.0), t);
+  t = b.select(b.lt(t, kd(b, -160.0)), kd(b, -160.0), t);
+  Value mag = b.convert(exp2_mid(b, t), kF32);
+  const Value big_base = b.eq(ax, inf);
+  mag = b.select(b.bit_or(b.eq(ax, zero), big_base),
+                 b.select(b.eq(b.gt(y, zero), big_base), inf, zero), mag);
+  const Value sign = b.lt(b.bitcast(x, kI32), ki(b, 0));
+  const Value neg = b.bit_and(sign, y_odd);
+  Value r = b.select(neg, b.neg(mag), mag);
+  r = b.select(
+      b.eq(ay, inf),
+      b.select(b.eq(ax, one), one, b.select(b.eq(b.lt(ax, one), b.lt(y, zero)), inf, zero)), r);
+  r = b.select(b.bit_and(b.bit_and(x_finite_nz, b.lt(x, zero)), b.bit_not(y_int)), k(b, NAN), r);
+  r = b.select(b.bit_or(b.is_nan(x), b.is_nan(y)), k(b, NAN), r);
+  return b.select(b.bit_or(b.eq(y, zero), b.eq(x, one)), one, r);
 }
 
 }  // namespace tessera::compiler

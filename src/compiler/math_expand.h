@@ -2,7 +2,7 @@
 //
 // What: expand_math rewrites every float32 transcendental instruction whose eager kernel is a
 // branch-free function of vec_math.h / vec_math_extra.h (exp, exp2, expm1, log, log1p, tanh,
-// sin, cos, tan, rsqrt) into the scalar-IR instructions that function executes: the same fmas,
+// sin, cos, tan, rsqrt, pow) into the scalar-IR instructions that function executes: the same fmas,
 // constants, selects, bit casts and integer shifts, in the same order. It also expands rsqrt at
 // float64 (1 / sqrt(x) in double, as eager) and nextafter at float32/float64 (eager steps the
 // bits: vmath::nextafter_bits). Everything else is copied unchanged.
@@ -84,5 +84,8 @@ scalar::Value expand_atanh_f32(scalar::Builder& b, scalar::Value x);
 // and, through float32, the 16-bit floats): special.cpp's scalar definitions use them at float32.
 scalar::Value expand_erf_f32(scalar::Builder& b, scalar::Value x);
 scalar::Value expand_erf_inv_f32(scalar::Builder& b, scalar::Value x);
+// vec_math_pow.h's float32 pow (lax.pow's eager kernel at float32): expand_math expands kPow at
+// float32 into it.
+scalar::Value expand_pow_f32(scalar::Builder& b, scalar::Value x, scalar::Value y);
 
 }  // namespace tessera::compiler

@@ -3,7 +3,7 @@
 //
 // What: after expand_math (math_expand.h) a program's remaining library-like instructions are
 // float64 libm ops (cbrt, exp, exp2, expm1, log, log1p, sin, cos, tan, tanh, atan2, pow, rem),
-// float32 cbrt, atan2, pow and rem, the float32 sin/cos large-argument fallback, and the extern
+// float32 cbrt, atan2 and rem, the float32 sin/cos large-argument fallback, and the extern
 // functions (float64). Each has a C-linkage function here, `tessera_rt_<op>_f32` /
 // `tessera_rt_<op>_f64` / `tessera_rt_fn_<fn>`, exported from the shared library; a backend
 // declares the symbol in its IR and resolves it to `address`.
@@ -12,9 +12,9 @@
 // LLVM's intrinsics (llvm.pow.f32, llvm.sin.f32) do not promise which one they call.
 //
 // Per element, as eager: float32 cbrt and atan2 go through double and round once; float32 pow
-// is powf and rem fmodf (exact); float32 sin/cos are sinf/cosf (eager's libm fallback beyond
-// kTrigMax; within it the expansion is used); float64 ops are libm; externs are the float64
-// kernels of special.cpp (erf/erfc from libm, the rest from special_kernels.h).
+// expands (math_expand.h) and rem is fmodf (exact); float32 sin/cos are sinf/cosf (eager's libm
+// fallback beyond kTrigMax; within it the expansion is used); float64 ops are libm; externs are the
+// float64 kernels of special.cpp (erf/erfc from libm, the rest from special_kernels.h).
 //
 // The functions are defined in src/prims/scalar_runtime.cpp, beside the eager kernels they must
 // match (the prims layer; this header, in the compiler layer, includes nothing from there: the
@@ -29,7 +29,7 @@
 namespace tessera::compiler {
 
 struct RuntimeFn {
-  const char* symbol;  // e.g. "tessera_rt_pow_f32"
+  const char* symbol;  // e.g. "tessera_rt_pow_f64"
   void* address;       // float(float[, float]) or double(double[, double[, double]])
   int arity;
   DType type;  // of the operands and the result
@@ -51,7 +51,6 @@ TESSERA_RT_EXPORT float tessera_rt_cbrt_f32(float x);
 TESSERA_RT_EXPORT float tessera_rt_sin_f32(float x);
 TESSERA_RT_EXPORT float tessera_rt_cos_f32(float x);
 TESSERA_RT_EXPORT float tessera_rt_atan2_f32(float x, float y);
-TESSERA_RT_EXPORT float tessera_rt_pow_f32(float x, float y);
 TESSERA_RT_EXPORT float tessera_rt_rem_f32(float x, float y);
 TESSERA_RT_EXPORT double tessera_rt_cbrt_f64(double x);
 TESSERA_RT_EXPORT double tessera_rt_exp_f64(double x);

@@ -16,6 +16,7 @@
 #include "prims/elementwise_util.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
+#include "prims/vec_math_pow.h"
 #include "tessera/lax.h"
 
 namespace tessera::prims {
@@ -97,11 +98,14 @@ struct MinOp : elementwise::AnyKernel {
       return m;
   }
 };
-// In the dtype's precision: powf for f32/f16/bf16, pow for f64.
+// float32 (and the 16-bit floats, computed in float32): vec_math_pow.h's pow (through double,
+// within 1 ulp, C99's special cases; the fused kernels expand the same operations); float64: pow.
 struct PowOp : elementwise::FloatKernel {
   template <class C>
   C operator()(C a, C b) const {
-    if constexpr (std::is_floating_point_v<C>)
+    if constexpr (std::is_same_v<C, float>)
+      return kernels::vmath::pow(a, b);
+    else if constexpr (std::is_floating_point_v<C>)
       return std::pow(a, b);
     else
       return a;  // never instantiated for integers (accepts)

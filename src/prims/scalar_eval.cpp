@@ -9,6 +9,7 @@
 #include <string>
 
 #include "prims/special_kernels.h"
+#include "prims/vec_math_pow.h"
 #include "tessera/errors.h"
 #include "tessera/scalar_ir.h"
 
@@ -365,7 +366,8 @@ ScalarValue eval2(const Instr& in, const ScalarValue& x, const ScalarValue& y) {
     case Op::kAtan2:
       return trans2(static_cast<D2>(std::atan2), x, y);
     case Op::kPow:
-      if (is_f32(t)) return fv(std::pow(static_cast<float>(F(x)), static_cast<float>(F(y))), t);
+      if (is_f32(t))
+        return fv(kernels::vmath::pow(static_cast<float>(F(x)), static_cast<float>(F(y))), t);
       return fv(std::pow(F(x), F(y)), t);
     case Op::kNextAfter:
       if (is_f32(t))

@@ -13,7 +13,7 @@
 
 namespace sk = tessera::kernels::special;
 
-// ---- float32 (FloatFnKernel's float32 loops; Atan2Op, PowOp, RemOp on float).
+// ---- float32 (FloatFnKernel's float32 loops; Atan2Op, RemOp on float; pow expands).
 float tessera_rt_cbrt_f32(float x) {  // via_f64<cbrt_f64>
   return static_cast<float>(std::cbrt(static_cast<double>(x)));
 }
@@ -22,7 +22,6 @@ float tessera_rt_cos_f32(float x) { return std::cos(x); }
 float tessera_rt_atan2_f32(float x, float y) {
   return static_cast<float>(std::atan2(static_cast<double>(x), static_cast<double>(y)));
 }
-float tessera_rt_pow_f32(float x, float y) { return std::pow(x, y); }   // powf
 float tessera_rt_rem_f32(float x, float y) { return std::fmod(x, y); }  // fmodf, exact
 
 // ---- float64: libm, as the float64 kernels.
@@ -79,18 +78,17 @@ void* addr(F* f) {
 #define TESSERA_RT_F64(op, name, n) TESSERA_RT_OP(op, name, n, DType::kFloat64, f64)
 
 // The table is built at first use (function addresses are not constant expressions).
-const std::array<OpEntry, 19>& op_table() {
-  static const std::array<OpEntry, 19> t = {
+const std::array<OpEntry, 18>& op_table() {
+  static const std::array<OpEntry, 18> t = {
       TESSERA_RT_F32(kCbrt, cbrt, 1),   TESSERA_RT_F32(kSin, sin, 1),
       TESSERA_RT_F32(kCos, cos, 1),     TESSERA_RT_F32(kAtan2, atan2, 2),
-      TESSERA_RT_F32(kPow, pow, 2),     TESSERA_RT_F32(kRem, rem, 2),
-      TESSERA_RT_F64(kCbrt, cbrt, 1),   TESSERA_RT_F64(kExp, exp, 1),
-      TESSERA_RT_F64(kExp2, exp2, 1),   TESSERA_RT_F64(kExpm1, expm1, 1),
-      TESSERA_RT_F64(kLog, log, 1),     TESSERA_RT_F64(kLog1p, log1p, 1),
-      TESSERA_RT_F64(kSin, sin, 1),     TESSERA_RT_F64(kCos, cos, 1),
-      TESSERA_RT_F64(kTan, tan, 1),     TESSERA_RT_F64(kTanh, tanh, 1),
-      TESSERA_RT_F64(kAtan2, atan2, 2), TESSERA_RT_F64(kPow, pow, 2),
-      TESSERA_RT_F64(kRem, rem, 2),
+      TESSERA_RT_F32(kRem, rem, 2),     TESSERA_RT_F64(kCbrt, cbrt, 1),
+      TESSERA_RT_F64(kExp, exp, 1),     TESSERA_RT_F64(kExp2, exp2, 1),
+      TESSERA_RT_F64(kExpm1, expm1, 1), TESSERA_RT_F64(kLog, log, 1),
+      TESSERA_RT_F64(kLog1p, log1p, 1), TESSERA_RT_F64(kSin, sin, 1),
+      TESSERA_RT_F64(kCos, cos, 1),     TESSERA_RT_F64(kTan, tan, 1),
+      TESSERA_RT_F64(kTanh, tanh, 1),   TESSERA_RT_F64(kAtan2, atan2, 2),
+      TESSERA_RT_F64(kPow, pow, 2),     TESSERA_RT_F64(kRem, rem, 2),
   };
   return t;
 }
@@ -137,7 +135,7 @@ const RuntimeFn* runtime_extern(Fn f) {
 
 std::span<const RuntimeFn> runtime_functions() {
   static const auto all = [] {
-    std::array<RuntimeFn, 19 + scalar::kNumFns> a{};
+    std::array<RuntimeFn, 18 + scalar::kNumFns> a{};
     size_t n = 0;
     for (const OpEntry& e : op_table()) a[n++] = e.fn;
     for (const RuntimeFn& f : extern_table()) a[n++] = f;
