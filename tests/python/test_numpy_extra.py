@@ -160,6 +160,7 @@ def test_polymul_trim_and_2d_polyadd():
 def test_polyder_polyint(rng, m):
     p = rng.normal(size=5).astype(np.float32)
     close(jnp.polyder(p, m), np.polyder(p, m).astype(np.float32) if m < 5 else [], 1e-4)
+    assert jnp.polyder(p, 7).shape == (0,)
     close(jnp.polyint(p, m), np.polyint(p, m), 1e-5)
     k = rng.normal(size=m)
     if m:
@@ -897,3 +898,25 @@ def test_names_exist():
     for n in ("named_call named_scope ensure_compile_time_eval clear_caches typeof "
               "print_environment_info").split():
         assert hasattr(jax, n), n
+
+
+def test_vmap(rng):
+    """The compositions batch: vmap equals a loop of NumPy calls."""
+    P = rng.normal(size=(4, 3)).astype(np.float32)
+    X = rng.normal(size=(4, 5)).astype(np.float32)
+    I = rng.integers(-30, 30, (4, 5)).astype(np.int32)
+    J = rng.integers(-30, 30, (4, 5)).astype(np.int32)
+    close(jax.vmap(jnp.polyval)(P, X), np.stack([np.polyval(p, x) for p, x in zip(P, X)]), 1e-4)
+    close(jax.vmap(jnp.convolve)(X, P), np.stack([np.convolve(x, p) for p, x in zip(P, X)]))
+    close(jax.vmap(jnp.cross)(P, P[::-1]), np.cross(P, P[::-1]))
+    np.testing.assert_array_equal(A(jax.vmap(jnp.gcd)(I, J)), np.gcd(I, J))
+    np.testing.assert_array_equal(A(jax.vmap(jnp.isin)(I % 5, J % 5)),
+                                  np.stack([np.isin(a, b) for a, b in zip(I % 5, J % 5)]))
+    np.testing.assert_array_equal(A(jax.vmap(lambda x: jnp.frexp(x)[1])(X)), np.frexp(X)[1])
+    close(jax.vmap(jnp.gradient)(X), np.gradient(X, axis=1))
+    close(jax.vmap(lambda a, v: jnp.insert(a, 2, v))(X, X[:, 0]),
+          np.stack([np.insert(a, 2, a[0]) for a in X]))
+    out = jax.vmap(lambda a, b: jnp.setdiff1d(a, b, size=5, fill_value=-9))(I % 5, J % 5)
+    for o, a, b in zip(A(out), I % 5, J % 5):
+        r = np.setdiff1d(a, b)
+        np.testing.assert_array_equal(o, np.concatenate([r, [-9] * (5 - len(r))]))

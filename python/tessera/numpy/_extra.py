@@ -224,7 +224,7 @@ def polyder(p, m=1):
     for i in range(n - m):
         j = n - 1 - i
         coeff[i] = _math.prod(range(j - m + 1, j + 1))
-    return p[:n - m] * _jnp.asarray(coeff, dtype=p.dtype)
+    return p[:_builtins.max(n - m, 0)] * _jnp.asarray(coeff, dtype=p.dtype)
 
 
 def polyint(p, m=1, k=None):
