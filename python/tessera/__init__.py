@@ -81,3 +81,77 @@ __all__ = [
     "threefry_partitionable",
 ]
 __all__ += ["nn", "scipy"]
+
+
+# ---- jax-level extras: named_call/named_scope, ensure_compile_time_eval, clear_caches,
+# typeof, print_environment_info ----
+import contextlib as _contextlib  # noqa: E402
+import functools as _functools  # noqa: E402
+
+
+def named_call(fun, *, name=None):
+    """fun under a name (JAX's profiler scopes; Tessera records no names: fun itself)."""
+    @_functools.wraps(fun)
+    def named(*args, **kwargs):
+        return fun(*args, **kwargs)
+    return named
+
+
+@_contextlib.contextmanager
+def named_scope(name):
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    yield
+
+
+@_contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Outside jit, values are concrete already; inside, Tessera stages constants (no-op)."""
+    yield
+
+
+def clear_caches():
+    """Drops every jit trace cache (the next call of each jitted function retraces)."""
+    from tessera._src import jit as _jit_module
+    _jit_module._caches.clear()
+
+
+class _ShapedArray(ShapeDtypeStruct):
+    """jax.typeof's answer: the aval (shape, dtype, weak_type), printed as JAX's f32[3]."""
+
+    __slots__ = ()
+
+    def str_short(self, short_dtypes=True):
+        names = {"float": "f", "int": "i", "uint": "u", "bfloat": "bf", "bool": "bool"}
+        d = str(self.dtype)
+        for long, short in names.items():
+            if d.startswith(long) and d[len(long):].isdigit():
+                d = short + d[len(long):]
+        return f"{d}[{','.join(str(s) for s in self.shape)}]"
+
+    def __str__(self):
+        return self.str_short()
+
+
+def typeof(x):
+    a = x if isinstance(x, Array) else numpy.asarray(x)
+    return _ShapedArray(a.shape, a.dtype, a.weak_type)
+
+
+def print_environment_info(return_string=False):
+    import platform
+    import sys
+    import numpy as _host_np
+    info = (f"tessera (jax API):    {getattr(_tessera, '__version__', 'dev')}\n"
+            f"numpy:                {_host_np.__version__}\n"
+            f"python:               {sys.version}\n"
+            f"device info:          {default_backend()}, {device_count()} local devices\n"
+            f"process_count:        {process_count()}\n"
+            f"platform:             {platform.uname()}\n")
+    if return_string:
+        return info
+    print(info, end="")
+
+
+__all__ += ["clear_caches", "ensure_compile_time_eval", "named_call", "named_scope",
+            "print_environment_info", "typeof"]

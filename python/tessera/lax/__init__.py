@@ -242,3 +242,95 @@ from tessera._src.lax_gather import (  # noqa: E402,F401
     GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather, scatter,
     scatter_add, scatter_max, scatter_min, scatter_mul, scatter_sub)
 from tessera._src.lax_sort import sort, sort_key_val, top_k  # noqa: E402,F401
+
+
+# ---- everyday extras: full/full_like, collapse, batch_matmul, select, optimization_barrier ----
+def full(shape, fill_value, dtype=None, *, sharding=None):
+    """An array of `shape` filled with `fill_value`; weakly typed when dtype is None and the
+    fill value is a Python scalar (as jax.lax.full)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(_operator.index(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise TypeError(f"full: shape must have non-negative dimensions; got {shape}")
+    fill = _tessera.asarray(fill_value)
+    if fill.ndim != 0:
+        raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
+                        f"{fill.shape}.")
+    if dtype is not None:
+        fill = convert_element_type(fill, dtype)
+    return broadcast_in_dim(fill, shape, ())
+
+
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    """full with x's shape and dtype (and x's weak type when dtype is None)."""
+    x = _tessera.asarray(x)
+    shape = x.shape if shape is None else shape
+    if dtype is None:
+        fill = _tessera.asarray(fill_value)
+        if fill.ndim != 0:
+            raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
+                            f"{fill.shape}.")
+        fill = convert_element_type(fill, x.dtype)
+        if x.weak_type and not fill._is_tracer:
+            # A Python scalar of x's kind is weakly typed with x's (default) dtype.
+            py = {"b": bool, "i": int, "u": int, "f": float}.get(getattr(x.dtype, "kind", ""))
+            weak = _tessera.asarray(py(fill.item())) if py is not None else None
+            if weak is not None and weak.weak_type and weak.dtype == x.dtype:
+                fill = weak
+        out = full(shape, fill)
+        return out
+    return full(shape, fill_value, dtype)
+
+
+def zeros_like_array(x):
+    return full_like(x, 0)
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """operand with dimensions [start_dimension, stop_dimension) merged into one."""
+    operand = _tessera.asarray(operand)
+    nd = operand.ndim
+    lo = _operator.index(start_dimension)
+    hi = nd if stop_dimension is None else _operator.index(stop_dimension)
+    lo = lo + nd if lo < 0 else lo
+    hi = hi + nd if hi < 0 else hi
+    if not 0 <= lo <= hi <= nd:
+        raise ValueError(f"collapse: invalid dimensions start={start_dimension}, "
+                         f"stop={stop_dimension} for an operand of rank {nd}")
+    shape = operand.shape
+    size = 1
+    for d in shape[lo:hi]:
+        size *= d
+    return reshape(operand, shape[:lo] + (size,) + shape[hi:])
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Batched matrix product: (..., m, k) x (..., k, n) with equal batch dimensions."""
+    lhs, rhs = _tessera.asarray(lhs), _tessera.asarray(rhs)
+    if min(lhs.ndim, rhs.ndim) < 2:
+        raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {lhs.ndim}, "
+                         f"{rhs.ndim}")
+    if lhs.ndim != rhs.ndim:
+        raise ValueError(f"Arguments to batch_matmul must have same ndim, got {lhs.ndim}, "
+                         f"{rhs.ndim}")
+    batch = tuple(range(lhs.ndim - 2))
+    return dot_general(lhs, rhs, (((lhs.ndim - 1,), (rhs.ndim - 2,)), (batch, batch)),
+                       precision=precision)
+
+
+def optimization_barrier(operand):
+    """The identity on a pytree of arrays (Tessera's compiler has no reordering to block)."""
+    from tessera import tree_util
+    return tree_util.tree_map(_tessera.asarray, operand)
+
+
+def select(pred, on_true, on_false):
+    """select_n with a boolean predicate: on_true where pred, else on_false."""
+    p = _tessera.asarray(pred)
+    if str(p.dtype) != "bool":
+        raise TypeError(f"select pred must be boolean type, got {p.dtype}.")
+    return select_n(p, on_false, on_true)
+
+
+def complex(x, y):
+    raise NotImplementedError("lax.complex: Tessera has no complex64 / complex128 dtypes yet, "
+                              "so complex numbers cannot be built")

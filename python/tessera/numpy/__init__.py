@@ -411,3 +411,12 @@ def from_dlpack(x, /, *, device=None, copy=None):
     """An Array sharing the memory of a DLPack producer (NumPy, torch ...; CPU only)."""
     out = _tessera.from_dlpack(x)
     return array(out) if copy else out
+from tessera.numpy._extra import (  # noqa: E402,F401
+    angle, append, average, bitwise_count, block, can_cast, complexfloating, convolve,
+    corrcoef, correlate, cov, cross, delete, einsum_path, floating, frexp, frombuffer,
+    fromfunction, frompyfunc, gcd, generic, geomspace, gradient, i0, inexact, insert, integer,
+    intersect1d, isdtype, isin, issubdtype, lcm, ldexp, logspace, mask_indices,
+    matrix_transpose, matvec, modf, number, packbits, permute_dims, polyadd, polyder, polyint,
+    polymul, polysub, polyval, resize, rollaxis, setdiff1d, setxor1d, signedinteger, spacing,
+    trapezoid, trim_zeros, ufunc, union1d, unpackbits, unsignedinteger, unstack, vander,
+    vecdot, vecmat)
