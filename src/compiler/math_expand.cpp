@@ -496,7 +496,7 @@ Value expand_erf_inv_f32(Builder& b, Value x) {
 
 namespace {
 
-constexpr DType kU64 = DType::kUInt64, kI64 = DType::kInt64;
+constexpr DType kU64 = DType::kUInt64;
 
 Value kd(Builder& b, double v) { return b.constant(v, kF64); }
 Value ku64(Builder& b, uint64_t v) { return b.constant_bits(v, kU64); }
@@ -509,9 +509,10 @@ Value log2_pos(Builder& b, Value a) {
       kF64);
   const Value big = b.gt(m1, kd(b, 1.4142135623730951));
   const Value m = b.select(big, b.mul(m1, kd(b, 0.5)), m1);
-  const Value e0 = b.sub(b.bitcast(b.binary(Op::kShrLogical, bits, ku64(b, 52)), kI64),
-                         b.constant_bits(1023, kI64));
-  const Value e = b.add(b.convert(e0, kF64), b.select(big, kd(b, 1.0), kd(b, 0.0)));
+  const Value kb = b.bitcast(
+      b.bit_or(b.binary(Op::kShrLogical, bits, ku64(b, 52)), ku64(b, 0x4330000000000000ull)), kF64);
+  const Value e =
+      b.add(b.sub(kb, kd(b, 4503599627371519.0)), b.select(big, kd(b, 1.0), kd(b, 0.0)));
   const Value sv = b.div(b.sub(m, kd(b, 1.0)), b.add(m, kd(b, 1.0)));
   const Value z = b.mul(sv, sv);
   Value p = kd(b, 1.0 / 21);

@@ -112,13 +112,43 @@ struct PowOp : elementwise::FloatKernel {
   }
 };
 
+// pow's float32 runs as array loops (vectorized; also compiled for AVX-512): a base or an
+// exponent of stride 0 is a broadcast scalar.
+TESSERA_AVX512_CLONES void pow_f32_runs(const float* a, int64_t sa, const float* b, int64_t sb,
+                                        float* o, int64_t n) {
+  if (sa && sb) {
+    for (int64_t i = 0; i < n; ++i) o[i] = kernels::vmath::pow(a[i], b[i]);
+  } else if (sb) {
+    const float x = *a;
+    for (int64_t i = 0; i < n; ++i) o[i] = kernels::vmath::pow(x, b[i]);
+  } else if (sa) {
+    const float y = *b;
+    for (int64_t i = 0; i < n; ++i) o[i] = kernels::vmath::pow(a[i], y);
+  } else {
+    std::fill(o, o + n, kernels::vmath::pow(*a, *b));
+  }
+}
+
+struct PowRuns : PowOp {
+  template <class S, class R>
+  void operator()(const S* a, int64_t sa, const S* b, int64_t sb, R* o, int64_t n) const {
+    if constexpr (std::is_same_v<S, float> && std::is_same_v<R, float>)
+      pow_f32_runs(a, sa, b, sb, o, n);
+    else
+      kernels::run2(a, sa, b, sb, o, n, static_cast<const PowOp&>(*this));
+  }
+};
+
 template <class Op>
 void define(Primitive& p, Accept accept) {
   const char* fix = accept == Accept::kFloating
                         ? "; use integer_pow for an integer exponent, or convert with "
                           "convert_element_type"
                         : "; convert with convert_element_type";
-  elementwise::define_binary<elementwise::Runs<Op>>(p, kLayer, accept, fix);
+  if constexpr (std::is_same_v<Op, PowOp>)
+    elementwise::define_binary<PowRuns>(p, kLayer, accept, fix);
+  else
+    elementwise::define_binary<elementwise::Runs<Op>>(p, kLayer, accept, fix);
   register_primitive(p);
 }
 

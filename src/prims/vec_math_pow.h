@@ -25,21 +25,27 @@
 
 namespace tessera::kernels::vmath {
 
-inline double select_d(bool c, double a, double b) {
+// Inlined into every loop that calls them (g++ otherwise keeps pow out of line, and a call per
+// element does not vectorize).
+#define TESSERA_VMATH_INLINE inline __attribute__((always_inline))
+
+TESSERA_VMATH_INLINE double select_d(bool c, double a, double b) {
   const uint64_t m = 0 - static_cast<uint64_t>(c);
   return std::bit_cast<double>((std::bit_cast<uint64_t>(a) & m) |
                                (std::bit_cast<uint64_t>(b) & ~m));
 }
 
 // log2(a) for a finite a > 0 (a double holding a float32 value, so normal in double).
-inline double log2_pos(double a) {
+TESSERA_VMATH_INLINE double log2_pos(double a) {
   const uint64_t bits = std::bit_cast<uint64_t>(a);
   const uint64_t mbits = (bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
   const double m1 = std::bit_cast<double>(mbits);  // [1, 2)
   const bool big = m1 > 1.4142135623730951;
   const double m = select_d(big, m1 * 0.5, m1);
-  const double e =
-      static_cast<double>(static_cast<int64_t>(bits >> 52) - 1023) + select_d(big, 1.0, 0.0);
+  // The exponent field k as a double without an int64 -> double conversion (none in AVX2):
+  // the bits of 2^52 + k, minus 2^52 (and the bias).
+  const double k = std::bit_cast<double>((bits >> 52) | 0x4330000000000000ull);
+  const double e = (k - 4503599627371519.0) + select_d(big, 1.0, 0.0);  // 2^52 + 1023
   const double s = (m - 1.0) / (m + 1.0);
   const double z = s * s;
   double p = 1.0 / 21;
@@ -58,7 +64,7 @@ inline double log2_pos(double a) {
 }
 
 // 2^t for t in [-160, 130] (float32's range with room: the caller clamps).
-inline double exp2_mid(double t) {
+TESSERA_VMATH_INLINE double exp2_mid(double t) {
   constexpr double kShift = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer
   const double r = t + kShift;
   const double n = r - kShift;
@@ -83,12 +89,12 @@ inline double exp2_mid(double t) {
   return p * scale;
 }
 
-inline float pow(float x, float y) {
+TESSERA_VMATH_INLINE float pow(float x, float y) {
   const float ax = std::fabs(x), ay = std::fabs(y);
   const bool y_int = floor(y) == y;  // +-inf counts as an (even) integer
   const float half = y * 0.5f;
-  const bool y_odd = y_int && floor(half) != half;
-  const bool x_finite_nz = ax > 0.0f && ax < INFINITY;
+  const bool y_odd = y_int & (floor(half) != half);
+  const bool x_finite_nz = (ax > 0.0f) & (ax < INFINITY);
   const bool y_finite = ay < INFINITY;
   // The general case on sanitized operands (other lanes take a special value below).
   const double a = static_cast<double>(select(x_finite_nz, ax, 1.0f));
@@ -99,18 +105,20 @@ inline float pow(float x, float y) {
   float mag = static_cast<float>(exp2_mid(t));
   // A zero or infinite base: 0 or inf by the exponent's sign.
   const bool big_base = ax == INFINITY;
-  mag = select(ax == 0.0f || big_base, select((y > 0.0f) == big_base, INFINITY, 0.0f), mag);
+  mag = select((ax == 0.0f) | big_base, select((y > 0.0f) == big_base, INFINITY, 0.0f), mag);
   // The sign of a negative base (-0 included) to an odd integer power.
-  const bool neg = std::signbit(x) && y_odd;
+  const bool neg = (float_to_bits(x) >> 31) & y_odd;
   float r = select(neg, -mag, mag);
   // An infinite exponent: 1 at |x| == 1, else 0 or inf by |x| < 1 against the exponent's sign.
   r = select(ay == INFINITY,
              select(ax == 1.0f, 1.0f, select((ax < 1.0f) == (y < 0.0f), INFINITY, 0.0f)), r);
   // A negative finite base to a finite non-integer power.
-  r = select(x_finite_nz && x < 0.0f && !y_int, NAN, r);
-  r = select(x != x || y != y, NAN, r);
-  r = select(y == 0.0f || x == 1.0f, 1.0f, r);
+  r = select(x_finite_nz & (x < 0.0f) & !y_int, NAN, r);
+  r = select((x != x) | (y != y), NAN, r);
+  r = select((y == 0.0f) | (x == 1.0f), 1.0f, r);
   return r;
 }
+
+#undef TESSERA_VMATH_INLINE
 
 }  // namespace tessera::kernels::vmath
