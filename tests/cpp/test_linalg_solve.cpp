@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <sstream>
 #include <vector>
 
 #include "tessera/linalg_solve.h"
@@ -513,6 +514,26 @@ TEST(LinalgSolve, Gradients) {
   Array t = random_array({n, n}, DType::kFloat64);
   auto [y, yt] = jvp(fa, std::make_tuple(a), std::make_tuple(t));
   EXPECT_NEAR(to_doubles(yt)[0], to_doubles(numpy::sum(lax::mul(grad(fa)(a), t)))[0], 1e-9);
+}
+
+// The gradient of solve reuses the forward factorization: one lu in the whole program, and the
+// backward pass is two triangular solves with the transposed factors (JAX's
+// custom_linear_solve), never a derivative of the LU kernel.
+TEST(LinalgSolve, GradientCostsOneExtraSolve) {
+  Array a = random_wellcond({}, 4, DType::kFloat32);
+  Array b = random_array({4, 2}, DType::kFloat32);
+  auto f = [&](const Array& x) { return numpy::sum(linalg::solve(x, b)); };
+  std::ostringstream os;
+  os << make_jaxpr(grad(f))(a);
+  const std::string text = os.str();
+  auto count = [&](const std::string& needle) {
+    int64_t c = 0;
+    for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1))
+      ++c;
+    return c;
+  };
+  EXPECT_EQ(count("= lu "), 1) << text;
+  EXPECT_EQ(count("triangular_solve"), 4) << text;
 }
 
 TEST(LinalgSolve, VmapJitComposites) {
