@@ -337,3 +337,28 @@ def test_custom_root(x64):
     np.testing.assert_allclose(float(sqrt(jnp.asarray(2.0))), np.sqrt(2.0), rtol=1e-12)
     np.testing.assert_allclose(float(tessera.grad(sqrt)(jnp.asarray(2.0))), 0.5 / np.sqrt(2.0),
                                rtol=1e-10)
+
+
+def test_float32_gradients_match_float64(rng):
+    # The rules build masks and constants in the operands' dtype (no 64-bit leaks without x64).
+    a = wellcond(rng, (3, 3))
+    w = rng.uniform(-1, 1, size=(3, 3))
+    fns = [
+        lambda x: jnp.sum(tll.triangular_solve(x, jnp.asarray(w, x.dtype), left_side=True,
+                                               lower=True, unit_diagonal=True)),
+        lambda x: jnp.sum(jnp.linalg.cholesky(x @ x.T + 3 * jnp.eye(3, dtype=x.dtype))
+                          * jnp.asarray(w, x.dtype)),
+        lambda x: jnp.sum(tll.lu(x)[0] * jnp.asarray(w, x.dtype)),
+        lambda x: jnp.linalg.det(x),
+        lambda x: jnp.sum(jnp.linalg.inv(x) * jnp.asarray(w, x.dtype)),
+    ]
+    for f in fns:
+        g32 = np.asarray(tessera.grad(f)(jnp.asarray(a.astype(np.float32))))
+        assert g32.dtype == np.float32
+        old = tessera.config.jax_enable_x64
+        tessera.config.update("jax_enable_x64", True)
+        try:
+            g64 = np.asarray(tessera.grad(f)(jnp.asarray(a)))
+        finally:
+            tessera.config.update("jax_enable_x64", old)
+        np.testing.assert_allclose(g32, g64, rtol=1e-4, atol=1e-5)
