@@ -66,8 +66,9 @@ Array multi_dot(const std::vector<Array>& arrays);
 Array tensorsolve(const Array& a, const Array& b,
                   const std::optional<std::vector<int64_t>>& axes = std::nullopt);
 Array tensorinv(const Array& a, int64_t ind = 2);
-// The lower Cholesky factor (its transpose when upper); input symmetrized.
-Array cholesky(const Array& a, bool upper = false);
+// The lower Cholesky factor (its transpose when upper); the input symmetrized as (a + aᵀ)/2, or
+// only its lower triangle read when symmetrize_input is false.
+Array cholesky(const Array& a, bool upper = false, bool symmetrize_input = true);
 
 }  // namespace tessera::linalg
 

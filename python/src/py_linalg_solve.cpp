@@ -95,10 +95,10 @@ void bind_linalg_solve(py::module_& m) {
     py::gil_scoped_release nogil;
     return jl::tensorinv(x, ind);
   });
-  s.def("jnp_cholesky", [](py::handle a, bool upper) {
+  s.def("jnp_cholesky", [](py::handle a, bool upper, bool symmetrize_input) {
     Array x = to_array(a);
     py::gil_scoped_release nogil;
-    return jl::cholesky(x, upper);
+    return jl::cholesky(x, upper, symmetrize_input);
   });
   // jax.scipy.linalg
   s.def("scipy_cholesky", [](py::handle a, bool lower) {

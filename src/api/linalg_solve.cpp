@@ -560,10 +560,10 @@ Array tensorinv(const Array& a0, int64_t ind) {
   return lax::reshape(inv(lax::reshape(a, {p0, p1})), concat_shape(rest, contracting));
 }
 
-Array cholesky(const Array& a0, bool upper) {
+Array cholesky(const Array& a0, bool upper, bool symmetrize_input) {
   constexpr const char* kOp = "jnp.linalg.cholesky";
   check_defined(kOp, {&a0});
-  Array l = lax::linalg::cholesky(promote1(kOp, a0), true);
+  Array l = lax::linalg::cholesky(promote1(kOp, a0), symmetrize_input);
   return upper ? mT(l) : l;
 }
 

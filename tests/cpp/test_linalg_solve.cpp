@@ -312,6 +312,13 @@ TEST(Cholesky, ReconstructsAndNaNsForNonPD) {
       }
     }
   }
+  // symmetrize_input=false reads only the lower triangle.
+  {
+    Array a = random_spd({}, 4, DType::kFloat32);
+    Array junk = lax::add(a, numpy::triu(random_array({4, 4}, DType::kFloat32), 1));
+    EXPECT_EQ(to_doubles(tl::cholesky(junk, false)), to_doubles(tl::cholesky(a, false)));
+    EXPECT_EQ(to_doubles(linalg::cholesky(junk, false, false)), to_doubles(tl::cholesky(a)));
+  }
   // Not positive definite: that matrix all NaN, the others fine.
   Array good = random_spd({}, 3, DType::kFloat32);
   Array bad = numpy::array(std::vector<double>{1, 2, 0, 2, 1, 0, 0, 0, 1}, {3, 3});
@@ -322,6 +329,31 @@ TEST(Cholesky, ReconstructsAndNaNsForNonPD) {
   EXPECT_ERROR(ValueError, tl::cholesky(random_array({3, 4}, DType::kFloat32)),
                "must have shape [..., n, n]");
   EXPECT_ERROR(TypeError, tl::cholesky(random_array({3, 3}, DType::kInt32)), "float32 or float64");
+}
+
+// Many small matrices run on the pool, one LAPACK/BLAS call per matrix: the results do not
+// depend on the thread count (bit for bit).
+TEST(LinalgSolve, ResultsIndependentOfThreadCount) {
+  Array a = random_spd({64}, 5, DType::kFloat32);
+  Array b = random_array({64, 5, 3}, DType::kFloat32);
+  auto run = [&] {
+    std::vector<double> out = to_doubles(tl::cholesky(a));
+    auto lu = to_doubles(std::get<0>(tl::lu(a)));
+    auto x = to_doubles(tl::triangular_solve(a, b, true, true));
+    out.insert(out.end(), lu.begin(), lu.end());
+    out.insert(out.end(), x.begin(), x.end());
+    return out;
+  };
+  std::vector<double> one, four;
+  {
+    testing::Threads t(1);
+    one = run();
+  }
+  {
+    testing::Threads t(4);
+    four = run();
+  }
+  EXPECT_EQ(one, four);
 }
 
 TEST(Cholesky, GradientVmapJit) {

@@ -53,8 +53,6 @@ def tensorinv(a, ind=2):
 
 
 def cholesky(a, *, upper=False, symmetrize_input=True):
-    if not symmetrize_input:
-        raise NotImplementedError("jnp.linalg.cholesky: symmetrize_input=False is not supported "
-                                  "here; use tessera.lax.linalg.cholesky(x, "
-                                  "symmetrize_input=False)")
-    return _S.jnp_cholesky(a, bool(upper))
+    """The lower Cholesky factor (upper: its transpose); all NaN for a matrix that is not
+    positive definite. symmetrize_input=False reads only the lower triangle."""
+    return _S.jnp_cholesky(a, bool(upper), bool(symmetrize_input))
