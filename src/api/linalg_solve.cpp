@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -496,8 +497,42 @@ Array multi_dot(const std::vector<Array>& arrays) {
                                            "; multi_dot takes 2-D arrays (the first and last may "
                                            "be 1-D)"));
   }
-  Array r = arrays[0];
-  for (size_t i = 1; i < arrays.size(); ++i) r = tnp::matmul(r, arrays[i]);
+  // 1-D ends become a row / a column; the product order minimizing scalar multiplications
+  // (the matrix-chain dynamic program, as NumPy's and JAX's multi_dot).
+  std::vector<Array> xs = arrays;
+  const bool row = xs.front().ndim() == 1, col = xs.back().ndim() == 1;
+  if (row) xs.front() = lax::reshape(xs.front(), {1, xs.front().shape()[0]});
+  if (col) xs.back() = lax::reshape(xs.back(), {xs.back().shape()[0], 1});
+  const size_t n = xs.size();
+  for (size_t i = 0; i + 1 < n; ++i)
+    if (xs[i].shape()[1] != xs[i + 1].shape()[0])
+      throw ValueError(op_message(kOp, "shapes " + shape_str(arrays[i].shape()) + " and " +
+                                           shape_str(arrays[i + 1].shape()) + " not aligned"));
+  std::vector<double> p(n + 1);
+  for (size_t i = 0; i < n; ++i) p[i] = static_cast<double>(xs[i].shape()[0]);
+  p[n] = static_cast<double>(xs[n - 1].shape()[1]);
+  std::vector<std::vector<double>> cost(n, std::vector<double>(n, 0.0));
+  std::vector<std::vector<size_t>> split(n, std::vector<size_t>(n, 0));
+  for (size_t len = 1; len < n; ++len)
+    for (size_t i = 0; i + len < n; ++i) {
+      const size_t j = i + len;
+      cost[i][j] = INFINITY;
+      for (size_t k = i; k < j; ++k) {
+        const double c = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1];
+        if (c < cost[i][j]) {
+          cost[i][j] = c;
+          split[i][j] = k;
+        }
+      }
+    }
+  std::function<Array(size_t, size_t)> prod = [&](size_t i, size_t j) -> Array {
+    if (i == j) return xs[i];
+    return tnp::matmul(prod(i, split[i][j]), prod(split[i][j] + 1, j));
+  };
+  Array r = prod(0, n - 1);
+  if (row && col) return lax::reshape(r, {});
+  if (row) return lax::reshape(r, {r.shape()[1]});
+  if (col) return lax::reshape(r, {r.shape()[0]});
   return r;
 }
 

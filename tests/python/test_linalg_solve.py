@@ -83,6 +83,12 @@ def test_cholesky_vs_numpy(rng, dtype):
         got = np.asarray(jnp.linalg.cholesky(jnp.asarray(a), upper=True))
         np.testing.assert_allclose(got, np.swapaxes(np.linalg.cholesky(a), -1, -2),
                                    rtol=tol(dtype, 10), atol=tol(dtype, 10))
+    a = spd(rng, (4, 4)).astype(dtype)
+    junk = a + np.triu(rng.uniform(-1, 1, size=(4, 4)), 1).astype(dtype)
+    for lower_only in [tll.cholesky(jnp.asarray(junk), symmetrize_input=False),
+                       jnp.linalg.cholesky(jnp.asarray(junk), symmetrize_input=False)]:
+        np.testing.assert_allclose(np.asarray(lower_only), np.linalg.cholesky(a),
+                                   rtol=tol(dtype, 10), atol=tol(dtype, 10))
     bad = np.array([[1.0, 2.0], [2.0, 1.0]], dtype)
     assert np.isnan(np.asarray(tll.cholesky(jnp.asarray(bad)))).all()
 
@@ -166,9 +172,13 @@ def test_matrix_power_multi_dot_tensor(rng, dtype):
         np.testing.assert_allclose(np.asarray(jnp.linalg.matrix_power(jnp.asarray(a), n)),
                                    np.linalg.matrix_power(a.astype(np.float64), n),
                                    rtol=tol(dtype, 100), atol=tol(dtype, 100))
-    xs = [rng.uniform(-1, 1, size=s).astype(dtype) for s in [(4,), (4, 3), (3, 5), (5,)]]
-    np.testing.assert_allclose(np.asarray(jnp.linalg.multi_dot([jnp.asarray(x) for x in xs])),
-                               np.linalg.multi_dot(xs), rtol=tol(dtype, 10), atol=tol(dtype, 10))
+    for shapes in [[(4,), (4, 3), (3, 5), (5,)], [(6, 2), (2, 7), (7, 3), (3, 4)],
+                   [(2, 8), (8,)], [(5,), (5, 2), (2, 9)]]:
+        xs = [rng.uniform(-1, 1, size=s).astype(dtype) for s in shapes]
+        got = np.asarray(jnp.linalg.multi_dot([jnp.asarray(x) for x in xs]))
+        want = np.linalg.multi_dot(xs)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=tol(dtype, 10), atol=tol(dtype, 10))
     t = wellcond(rng, (6, 6)).astype(dtype).reshape(2, 3, 6)
     np.testing.assert_allclose(np.asarray(jnp.linalg.tensorinv(jnp.asarray(t), 2)),
                                np.linalg.tensorinv(t, 2), rtol=tol(dtype, 10),
