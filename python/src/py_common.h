@@ -156,6 +156,7 @@ void bind_checkpoint(py::module_& m);    // jax.checkpoint and its policies (py_
 void bind_control_flow(py::module_& m);  // lax control flow (py_control_flow.cpp)
 void bind_cumulative(py::module_& m);    // lax.associative_scan, cumulative ops (py_cumulative.cpp)
 void bind_sort(py::module_& m);          // lax.sort, jnp sorting and quantiles (py_sort.cpp)
+void bind_linalg_solve(py::module_& m);  // linalg solve family (py_linalg_solve.cpp)
 void bind_random(py::module_& m);        // jax.random (py_random.cpp)
 void bind_nn(py::module_& m);            // jax.nn's functions (py_nn.cpp)
 void bind_nn_initializers(py::module_& m);  // jax.nn.initializers (py_nn_initializers.cpp)

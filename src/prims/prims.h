@@ -82,5 +82,10 @@ void register_reduce_generic();
 // threefry2x32 and the key casts random_wrap / random_unwrap (random_bits.cpp).
 extern Primitive threefry2x32_p, random_wrap_p, random_unwrap_p;
 void register_random_bits();
+// linalg_triangular_solve.cpp, linalg_cholesky.cpp, linalg_lu.cpp (the solve family; the
+// primitive objects are named in linalg_util.h).
+void register_linalg_triangular_solve();
+void register_linalg_cholesky();
+void register_linalg_lu();
 
 }  // namespace tessera::prims

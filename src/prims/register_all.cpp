@@ -57,6 +57,9 @@ void register_all() {
     prims::register_sort();
     prims::register_top_k();
     prims::register_random_bits();
+    prims::register_linalg_triangular_solve();
+    prims::register_linalg_cholesky();
+    prims::register_linalg_lu();
     prims::register_jit();
     g_registered.store(true, std::memory_order_release);
   });

@@ -334,3 +334,7 @@ def select(pred, on_true, on_false):
 def complex(x, y):
     raise NotImplementedError("lax.complex: Tessera has no complex64 / complex128 dtypes yet, "
                               "so complex numbers cannot be built")
+
+
+from tessera.lax import linalg  # noqa: E402,F401
+from tessera.lax._custom_linear_solve import custom_linear_solve, custom_root  # noqa: E402,F401

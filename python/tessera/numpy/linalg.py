@@ -3,6 +3,8 @@ primitives, which Tessera does not have yet)."""
 import operator as _operator
 
 from tessera import _tessera
+from tessera.numpy._linalg_solve import (  # noqa: F401
+    cholesky, det, inv, matrix_power, multi_dot, slogdet, solve, tensorinv, tensorsolve)
 
 _C = _tessera.numpy
 
