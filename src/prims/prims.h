@@ -89,5 +89,8 @@ extern Primitive eigh_p, svd_p, qr_p;
 void register_eigh();
 void register_svd();
 void register_qr();
+// linalg_triangular_solve.cpp, linalg_cholesky.cpp, linalg_lu.cpp (the solve family; the
+// primitive objects are named in linalg_util.h).
+void register_linalg_triangular_solve();
 
 }  // namespace tessera::prims

@@ -60,6 +60,7 @@ void register_all() {
     prims::register_eigh();
     prims::register_svd();
     prims::register_qr();
+    prims::register_linalg_triangular_solve();
     prims::register_jit();
     g_registered.store(true, std::memory_order_release);
   });
