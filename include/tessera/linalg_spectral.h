@@ -60,7 +60,8 @@ std::vector<Array> svd(const Array& a, bool full_matrices = true, bool compute_u
 // jnp.linalg.svdvals: the singular values, descending.
 Array svdvals(const Array& a);
 
-// jnp.linalg.qr: mode "reduced" -> {Q, R} (k columns/rows), "complete" -> {Q, R} (full),
+// jnp.linalg.qr: mode "reduced" (or "full", as JAX) -> {Q, R} (k columns/rows), "complete" ->
+// {Q, R} (full),
 // "r" -> {R} (reduced R). "raw" raises NotImplementedError (Tessera does not expose the
 // Householder reflectors); any other mode ValueError.
 std::vector<Array> qr(const Array& a, const std::string& mode = "reduced");

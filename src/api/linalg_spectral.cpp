@@ -15,6 +15,7 @@
 #include "tessera/errors.h"
 #include "tessera/lax.h"
 #include "tessera/lax_sort.h"
+#include "tessera/linalg_solve.h"
 #include "tessera/numpy.h"
 #include "tessera/numpy_indexing.h"
 #include "tessera/numpy_manip.h"
@@ -134,7 +135,7 @@ std::vector<Array> qr(const Array& a0, const std::string& mode) {
         op_message("qr",
                    "mode='raw' returns LAPACK's Householder reflectors and their scaling factors, "
                    "which Tessera does not expose; use mode='reduced', 'complete' or 'r'."));
-  if (mode != "reduced" && mode != "complete" && mode != "r")
+  if (mode != "reduced" && mode != "complete" && mode != "r" && mode != "full")
     throw ValueError(op_message("qr", "Unsupported QR decomposition mode '" + mode +
                                           "'; use 'reduced', 'complete', 'r' or 'raw'."));
   Array a = inexact("qr", a0);
@@ -282,6 +283,167 @@ std::vector<Array> lstsq(const Array& a0, const Array& b0, const std::optional<d
                      shape_str(a.shape()) +
                      " are complex, and Tessera has no complex dtypes (complex64, complex128); "
                      "for a symmetric matrix use jnp.linalg.eigvalsh."));
+}
+
+namespace {
+
+// a⁻¹ b for square a (..., n, n) by QR: r⁻¹ (qᵀ b), one triangular solve (left side, upper).
+// Differentiable through qr's and triangular_solve's rules.
+Array qr_solve(const Array& a, const Array& b) {
+  auto [q, r] = ll::qr(a, false);
+  return ll::triangular_solve(r, numpy::matmul(mT(q), b), /*left_side=*/true, /*lower=*/false);
+}
+
+bool ord_is(const NormOrd& p, double v) { return p.number() && *p.number() == v; }
+
+}  // namespace
+
+Array cond(const Array& x0, const NormOrd& p) {
+  Array x = inexact("cond", x0);
+  if (x.ndim() < 2)
+    throw ValueError(op_message("cond",
+                                "jnp.linalg.cond: input array must be at least 2D; got "
+                                "shape " +
+                                    shape_str(x.shape()) + "."));
+  const int64_t r = x.ndim();
+  if (p.is_none() || ord_is(p, 2) || ord_is(p, -2)) {
+    Array s = svdvals(x);
+    const int64_t k = s.shape().back();
+    Array first = lax::index_in_dim(s, 0, r - 2, false);
+    Array last = lax::index_in_dim(s, k - 1, r - 2, false);
+    if (!ord_is(p, -2)) return lax::div(first, last);
+    Array res = lax::div(last, first);
+    return numpy::where(
+        numpy::logical_and(
+            numpy::isnan(res),
+            numpy::logical_not(
+                numpy::any(numpy::isnan(x), numpy::ReduceOptions{std::vector<int64_t>{-2, -1}}))),
+        scalar_of(std::numeric_limits<double>::infinity(), x.dtype()), res);
+  }
+  if (x.shape()[r - 1] != x.shape()[r - 2])
+    throw ValueError(op_message(
+        "cond", "jnp.linalg.cond: for p=" + (p.number() ? std::to_string(*p.number()) : p.name()) +
+                    ", array must be square; got shape " + shape_str(x.shape()) + "."));
+  const int64_t n = x.shape()[r - 1];
+  Array eye = numpy::broadcast_to(numpy::eye(n, std::nullopt, 0, x.dtype()), x.shape());
+  Array inv = qr_solve(x, eye);
+  numpy::AxisArg axes(std::vector<int64_t>{-2, -1});
+  Array res = lax::mul(numpy::linalg::norm(x, p, axes), numpy::linalg::norm(inv, p, axes));
+  return numpy::where(
+      numpy::logical_and(numpy::isnan(res),
+                         numpy::logical_not(numpy::any(
+                             numpy::isnan(x), numpy::ReduceOptions{std::vector<int64_t>{-2, -1}}))),
+      scalar_of(std::numeric_limits<double>::infinity(), x.dtype()), res);
+}
+
+namespace {
+
+// U and V of the Padé approximant of order `order` (3, 5, 7, 9 or 13) of exp at A (..., n, n).
+std::pair<Array, Array> pade(const Array& A, int order, const Array& I) {
+  using numpy::add;
+  using numpy::matmul;
+  using numpy::multiply;
+  auto lin = [&](std::initializer_list<std::pair<double, Array>> terms) {
+    Array acc;
+    for (const auto& [c, m] : terms) {
+      Array t = multiply(m, c);
+      acc = acc.defined() ? add(acc, t) : t;
+    }
+    return acc;
+  };
+  Array A2 = matmul(A, A);
+  if (order == 3) {
+    const double b[] = {120., 60., 12., 1.};
+    return {matmul(A, lin({{b[3], A2}, {b[1], I}})), lin({{b[2], A2}, {b[0], I}})};
+  }
+  Array A4 = matmul(A2, A2);
+  if (order == 5) {
+    const double b[] = {30240., 15120., 3360., 420., 30., 1.};
+    return {matmul(A, lin({{b[5], A4}, {b[3], A2}, {b[1], I}})),
+            lin({{b[4], A4}, {b[2], A2}, {b[0], I}})};
+  }
+  Array A6 = matmul(A4, A2);
+  if (order == 7) {
+    const double b[] = {17297280., 8648640., 1995840., 277200., 25200., 1512., 56., 1.};
+    return {matmul(A, lin({{b[7], A6}, {b[5], A4}, {b[3], A2}, {b[1], I}})),
+            lin({{b[6], A6}, {b[4], A4}, {b[2], A2}, {b[0], I}})};
+  }
+  if (order == 9) {
+    Array A8 = matmul(A6, A2);
+    const double b[] = {17643225600., 8821612800., 2075673600., 302702400., 30270240.,
+                        2162160.,     110880.,     3960.,       90.,        1.};
+    return {matmul(A, lin({{b[9], A8}, {b[7], A6}, {b[5], A4}, {b[3], A2}, {b[1], I}})),
+            lin({{b[8], A8}, {b[6], A6}, {b[4], A4}, {b[2], A2}, {b[0], I}})};
+  }
+  const double b[] = {64764752532480000.,
+                      32382376266240000.,
+                      7771770303897600.,
+                      1187353796428800.,
+                      129060195264000.,
+                      10559470521600.,
+                      670442572800.,
+                      33522128640.,
+                      1323241920.,
+                      40840800.,
+                      960960.,
+                      16380.,
+                      182.,
+                      1.};
+  Array u_inner = add(matmul(A6, lin({{b[13], A6}, {b[11], A4}, {b[9], A2}})),
+                      lin({{b[7], A6}, {b[5], A4}, {b[3], A2}, {b[1], I}}));
+  Array v = add(matmul(A6, lin({{b[12], A6}, {b[10], A4}, {b[8], A2}})),
+                lin({{b[6], A6}, {b[4], A4}, {b[2], A2}, {b[0], I}}));
+  return {matmul(A, u_inner), v};
+}
+
+}  // namespace
+
+Array expm(const Array& A0, bool upper_triangular, int64_t max_squarings) {
+  Array A = inexact("expm", A0);
+  const int64_t r = A.ndim();
+  if (r < 2 || A.shape()[r - 1] != A.shape()[r - 2])
+    throw ValueError(op_message("expm",
+                                "Expected A to be a (batched) square matrix, got "
+                                "A.shape=" +
+                                    shape_str(A.shape()) + "."));
+  const int64_t n = A.shape()[r - 1];
+  if (A.size() == 0) return A;
+  const DType dt = A.dtype();
+  const bool f64 = dt == DType::kFloat64;
+  // The 1-norm per matrix, with the matrices' axes kept as size 1.
+  Array l1 = numpy::amax(numpy::sum(lax::abs(A), r - 2, true), r - 1, true);
+  const double maxnorm = f64 ? 5.371920351148152 : 3.925724783138660;
+  Array n_sq =
+      numpy::maximum(scalar_of(0.0, dt), lax::floor(numpy::log2(numpy::divide(l1, maxnorm))));
+  Array As = numpy::divide(A, lax::exp2(n_sq));
+  const std::vector<double> conds =
+      f64 ? std::vector<double>{1.495585217958292e-002, 2.539398330063230e-001,
+                                9.504178996162932e-001, 2.097847961257068e+000}
+          : std::vector<double>{4.258730016922831e-001, 1.880152677804762e+000};
+  const std::vector<int> orders =
+      f64 ? std::vector<int>{3, 5, 7, 9, 13} : std::vector<int>{3, 5, 7};
+  Array I = numpy::eye(n, std::nullopt, 0, dt);
+  // The branch np.digitize(l1, conds) picks, selected per matrix.
+  Array U, V;
+  for (size_t i = 0; i < orders.size(); ++i) {
+    auto [u, v] = pade(As, orders[i], I);
+    if (i == 0) {
+      U = u;
+      V = v;
+      continue;
+    }
+    Array take = numpy::greater_equal(l1, scalar_of(conds[i - 1], dt));
+    U = numpy::where(take, u, U);
+    V = numpy::where(take, v, V);
+  }
+  Array P = numpy::add(U, V), Q = numpy::subtract(V, U);
+  Array R = upper_triangular ? ll::triangular_solve(Q, P, /*left_side=*/true, /*lower=*/false)
+                             : qr_solve(Q, P);
+  for (int64_t i = 0; i < max_squarings; ++i)
+    R = numpy::where(numpy::less(scalar_of(static_cast<double>(i), dt), n_sq), numpy::matmul(R, R),
+                     R);
+  return numpy::where(numpy::greater(n_sq, scalar_of(static_cast<double>(max_squarings), dt)),
+                      scalar_of(std::numeric_limits<double>::quiet_NaN(), dt), R);
 }
 
 std::vector<Array> scipy_eigh(const Array& a0, bool lower, bool eigvals_only) {

@@ -22,6 +22,7 @@
 #include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/linalg_spectral_util.h"
+#include "prims/linalg_util.h"
 #include "prims/prims.h"
 
 namespace tessera::prims {
@@ -36,11 +37,15 @@ namespace lu = linalg_util;
 
 constexpr const char* kOp = "qr";
 
-// dx · r⁻¹ for upper-triangular r: the triangular_solve primitive (right side, upper).
+// dx · r⁻¹ for upper-triangular r: one bind of the solve family's triangular_solve (right
+// side, upper, no transpose), which carries its own JVP and batching rules.
 Array right_solve_upper(const Array& r, const Array& dx) {
-  (void)r;
-  (void)dx;
-  throw NotImplementedError(op_message(kOp, "QR JVP needs triangular_solve (pending merge)"));
+  return tessera::bind(triangular_solve_p, {r, dx},
+                       Params{{"left_side", false},
+                              {"lower", false},
+                              {"transpose_a", false},
+                              {"conjugate_a", false},
+                              {"unit_diagonal", false}})[0];
 }
 
 std::vector<Aval> qr_abstract(std::span<const Aval> in, const Params& p) {

@@ -1,0 +1,2 @@
+"""tessera.scipy.linalg: jax.scipy.linalg."""
+from tessera.scipy._linalg_spectral import eigh, expm, qr, svd  # noqa: F401
