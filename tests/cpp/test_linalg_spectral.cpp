@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "tessera/linalg_spectral.h"
+#include "tessera/nn_initializers.h"
 #include "tessera/numpy_manip.h"
+#include "tessera/random.h"
 #include "util/oracle.h"
 #include "util/test_util.h"
 
@@ -305,6 +307,150 @@ TEST(LinalgQr, EmptyAndErrors) {
   EXPECT_EQ(r2.shape(), (Shape{0, 2, 2}));
   EXPECT_ERROR(ValueError, ll::qr(numpy::zeros({3}, DType::kFloat32)), "ndims >= 2");
   EXPECT_ERROR(TypeError, ll::qr(numpy::zeros({2, 2}, DType::kInt32)), "float32 or float64");
+}
+
+TEST(LinalgQr, GradientMatchesFiniteDifferences) {
+  testing::X64Scope x64;
+  for (SvdCase c : {SvdCase{4, 4}, SvdCase{6, 3}}) {
+    Array x = random_array({2, c.m, c.n}, DType::kFloat64);
+    Array cq = random_array({2, c.m, c.n}, DType::kFloat64);
+    Array cr = random_array({2, c.n, c.n}, DType::kFloat64);
+    auto f = [&](const Array& a) {
+      auto [q, r] = ll::qr(a, false);
+      return lax::add(numpy::sum(lax::mul(q, cq)), numpy::sum(lax::mul(r, cr)));
+    };
+    check_fd(f, x, 1e-5);
+  }
+  Array wide = random_array({2, 4}, DType::kFloat64);
+  EXPECT_ERROR(NotImplementedError,
+               grad([](const Array& a) { return numpy::sum(ll::qr(a, false).second); })(wide),
+               "Unimplemented case of QR decomposition derivative");
+}
+
+// ---- composites ----
+TEST(LinalgComposites, PinvSatisfiesThePenroseConditionsAndItsGradientMatchesFD) {
+  testing::X64Scope x64;
+  for (SvdCase c : {SvdCase{5, 3}, SvdCase{3, 5}, SvdCase{4, 4}}) {
+    Array a = random_array({c.m, c.n}, DType::kFloat64);
+    Array p = linalg::pinv(a);
+    ASSERT_EQ(p.shape(), (Shape{c.n, c.m}));
+    Mat A = to_doubles(a), P = to_doubles(p);
+    Mat AP = host_matmul(A, P, c.m, c.n, c.m), PA = host_matmul(P, A, c.n, c.m, c.n);
+    EXPECT_LT(max_diff(host_matmul(AP, A, c.m, c.m, c.n), A), 1e-10);
+    EXPECT_LT(max_diff(host_matmul(PA, P, c.n, c.n, c.m), P), 1e-10);
+    EXPECT_LT(max_diff(AP, host_t(AP, c.m, c.m)), 1e-10);
+    EXPECT_LT(max_diff(PA, host_t(PA, c.n, c.n)), 1e-10);
+    Array w = random_array({c.n, c.m}, DType::kFloat64);
+    check_fd([&](const Array& x) { return numpy::sum(lax::mul(linalg::pinv(x), w)); }, a, 1e-5);
+  }
+  // A rank-1 matrix: its pseudo-inverse is vᵀ uᵀ / (|u|² |v|²).
+  Array u = random_array({4, 1}, DType::kFloat64), v = random_array({1, 3}, DType::kFloat64);
+  Mat U = to_doubles(u), V = to_doubles(v);
+  double nu = 0, nv = 0;
+  for (double t : U) nu += t * t;
+  for (double t : V) nv += t * t;
+  Mat want = host_matmul(V, U, 3, 1, 4);
+  for (double& t : want) t /= nu * nv;
+  EXPECT_LT(max_diff(to_doubles(linalg::pinv(numpy::matmul(u, v))), want), 1e-12);
+}
+
+TEST(LinalgComposites, MatrixRankLstsqCondNorm) {
+  testing::X64Scope x64;
+  for (int64_t r : {1, 2, 3}) {
+    Array a =
+        numpy::matmul(random_array({5, r}, DType::kFloat64), random_array({r, 4}, DType::kFloat64));
+    EXPECT_EQ(to_doubles(linalg::matrix_rank(a))[0], static_cast<double>(r));
+  }
+  EXPECT_EQ(to_doubles(linalg::matrix_rank(numpy::zeros({3}, DType::kFloat64)))[0], 0.0);
+  // lstsq on a tall full-rank system: the normal equations aᵀ(a x - b) = 0 hold.
+  Array a = random_array({7, 3}, DType::kFloat64), b = random_array({7, 2}, DType::kFloat64);
+  std::vector<Array> res = linalg::lstsq(a, b);
+  Mat A = to_doubles(a), B = to_doubles(b), X = to_doubles(res[0]);
+  Mat r = host_matmul(A, X, 7, 3, 2);
+  for (size_t i = 0; i < r.size(); ++i) r[i] -= B[i];
+  EXPECT_LT(max_abs(host_matmul(host_t(A, 7, 3), r, 3, 7, 2)), 1e-12);
+  const auto resid = to_doubles(res[1]);
+  for (int64_t j = 0; j < 2; ++j) {
+    double ss = 0;
+    for (int64_t i = 0; i < 7; ++i) ss += r[i * 2 + j] * r[i * 2 + j];
+    EXPECT_NEAR(resid[j], ss, 1e-12);
+  }
+  EXPECT_EQ(to_doubles(res[2])[0], 3.0);
+  // cond and the norms of a matrix with known singular values: q1 diag(d) q2ᵀ.
+  Array q1 = ll::qr(random_array({4, 4}, DType::kFloat64)).first;
+  Array q2 = ll::qr(random_array({4, 4}, DType::kFloat64)).first;
+  const std::vector<double> d = {5.0, 2.0, 0.5, 0.25};
+  Array m = numpy::matmul(numpy::multiply(q1, numpy::array(d, {1, 4})), numpy::swapaxes(q2, 0, 1));
+  auto scalar = [](const Array& x) { return to_doubles(x)[0]; };
+  EXPECT_NEAR(scalar(linalg::cond(m)), 20.0, 1e-10);
+  EXPECT_NEAR(scalar(linalg::cond(m, -2)), 0.05, 1e-12);
+  EXPECT_NEAR(scalar(linalg::cond(m, "fro")),
+              std::sqrt(25 + 4 + 0.25 + 0.0625) * std::sqrt(0.04 + 0.25 + 4 + 16), 1e-9);
+  EXPECT_NEAR(scalar(numpy::linalg::norm(m, 2)), 5.0, 1e-12);
+  EXPECT_NEAR(scalar(numpy::linalg::norm(m, -2)), 0.25, 1e-12);
+  EXPECT_NEAR(scalar(numpy::linalg::norm(m, "nuc")), 7.75, 1e-12);
+  Array batch = numpy::stack({m, numpy::multiply(m, 2.0)});
+  EXPECT_EQ(numpy::linalg::norm(batch, 2, {1, 2}, true).shape(), (Shape{2, 1, 1}));
+  EXPECT_EQ(testing::compare(to_doubles(numpy::linalg::norm(batch, "nuc", {2, 1})), {7.75, 15.5},
+                             1e-12, 1e-12),
+            "");
+  EXPECT_ERROR(ValueError, linalg::cond(random_array({3, 2}, DType::kFloat64), 1), "square");
+  EXPECT_ERROR(NotImplementedError, linalg::eig(m), "complex64");
+  EXPECT_ERROR(NotImplementedError, linalg::qr(m, "raw"), "Householder");
+}
+
+// exp(A) by its Taylor series after scaling by 2^-s, then s squarings (float64 on the host).
+Mat taylor_expm(const Mat& a, int64_t n) {
+  const int s = 10;
+  Mat x = a;
+  for (double& t : x) t /= std::ldexp(1.0, s);
+  Mat sum = eye_host(n), term = eye_host(n);
+  for (int k = 1; k < 30; ++k) {
+    term = host_matmul(term, x, n, n, n);
+    for (double& t : term) t /= k;
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += term[i];
+  }
+  for (int i = 0; i < s; ++i) sum = host_matmul(sum, sum, n, n, n);
+  return sum;
+}
+
+TEST(LinalgComposites, ExpmMatchesATaylorReference) {
+  testing::X64Scope x64;
+  for (DType dt : {DType::kFloat32, DType::kFloat64})
+    for (double scale : {0.01, 0.3, 1.0, 3.0, 12.0}) {
+      const int64_t n = 4;
+      Array a = random_array({3, n, n}, dt, -scale, scale);
+      Array e = linalg::expm(a);
+      ASSERT_EQ(e.dtype(), dt);
+      const auto as = to_doubles(a), es = to_doubles(e);
+      for (int64_t b = 0; b < 3; ++b) {
+        Mat want = taylor_expm(part(as, b, n * n), n);
+        const double rel = dt == DType::kFloat64 ? 1e-11 : 2e-5;
+        EXPECT_LT(max_diff(part(es, b, n * n), want), rel * std::max(1.0, max_abs(want)) * 10)
+            << dtype_name(dt) << " scale " << scale;
+      }
+    }
+  Array a = random_array({3, 3}, DType::kFloat64, -0.5, 0.5);
+  Array w = random_array({3, 3}, DType::kFloat64);
+  check_fd([&](const Array& x) { return numpy::sum(lax::mul(linalg::expm(x), w)); }, a, 1e-5);
+  EXPECT_ERROR(ValueError, linalg::expm(numpy::zeros({2, 3}, DType::kFloat32)), "square");
+}
+
+TEST(LinalgComposites, OrthogonalInitializerGivesOrthonormalColumns) {
+  for (auto [shape, axis] : std::vector<std::pair<Shape, int64_t>>{
+           {{5, 3}, -1}, {{3, 5}, -1}, {{4, 2, 3}, 0}, {{6, 6}, 1}}) {
+    Array w = nn::initializers::orthogonal(1.5, axis)(random::key(3), shape);
+    ASSERT_EQ(w.shape(), shape);
+    ASSERT_EQ(w.dtype(), DType::kFloat32);
+    const int64_t ax = axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis;
+    const int64_t cols = shape[ax], rows = shape_size(shape) / cols;
+    Mat m = to_doubles(numpy::reshape(numpy::moveaxis(w, ax, -1), {rows, cols}));
+    for (double& t : m) t /= 1.5;
+    Mat g = rows >= cols ? host_matmul(host_t(m, rows, cols), m, cols, rows, cols)
+                         : host_matmul(m, host_t(m, rows, cols), rows, cols, rows);
+    EXPECT_LT(max_diff(g, eye_host(std::min(rows, cols))), 1e-5) << shape_str(shape);
+  }
+  EXPECT_ERROR(ValueError, nn::initializers::orthogonal()(random::key(0), {3}), "2D");
 }
 
 // ---- vmap and jit of the three primitives ----
