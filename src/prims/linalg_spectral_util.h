@@ -207,9 +207,9 @@ inline Array diag_embed(const Array& v) {
 inline Array tril(const Array& x, int64_t k) {
   const int64_t r = x.ndim();
   Shape s = x.shape();
-  Array i = lax::broadcasted_iota(DType::kInt64, s, r - 2);
-  Array j = lax::broadcasted_iota(DType::kInt64, s, r - 1);
-  Array keep = lax::le(lax::sub(j, i), trace::scalar_const(static_cast<double>(k), DType::kInt64));
+  Array i = lax::broadcasted_iota(DType::kInt32, s, r - 2);
+  Array j = lax::broadcasted_iota(DType::kInt32, s, r - 1);
+  Array keep = lax::le(lax::sub(j, i), trace::scalar_const(static_cast<double>(k), DType::kInt32));
   return lax::select_n(keep, {trace::zeros_like_aval(x.aval()), x});
 }
 

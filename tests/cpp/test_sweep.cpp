@@ -377,7 +377,7 @@ std::vector<Row> make_table() {
     t.push_back(r);
   }
   for (auto rows : {rows_math, rows_special, rows_bitwise, rows_slicing, rows_reductions,
-                    rows_cumulative, rows_gather, rows_sort})
+                    rows_cumulative, rows_gather, rows_sort, rows_linalg_spectral})
     for (Row& r : rows()) t.push_back(std::move(r));
   return t;
 }
