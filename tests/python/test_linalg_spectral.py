@@ -350,3 +350,34 @@ def test_orthogonal_initializer(shape, axis):
     assert np.abs(draws.mean(0)).max() < 0.2
     with pytest.raises(ValueError, match="at least a 2D shape"):
         jax.nn.initializers.orthogonal()(jax.random.key(0), (3,))
+
+
+def test_random_orthogonal():
+    q = np.asarray(jax.random.orthogonal(jax.random.key(0), 4, (2, 3)), np.float64)
+    assert q.shape == (2, 3, 4, 4)
+    np.testing.assert_allclose(np.swapaxes(q, -1, -2) @ q, np.broadcast_to(np.eye(4), q.shape),
+                               atol=1e-5)
+    np.testing.assert_array_equal(np.asarray(jax.random.orthogonal(jax.random.key(0), 4, (2, 3))),
+                                  q.astype(np.float32))
+    assert jax.random.orthogonal(jax.random.key(1), 3).shape == (3, 3)
+    # Haar: no preferred signs, so each entry averages to ~0 over many draws.
+    draws = np.asarray(jax.random.orthogonal(jax.random.key(2), 3, (400,)))
+    assert np.abs(draws.mean(0)).max() < 0.15
+
+
+def test_float32_gradients_vs_float64(rng):
+    """The rules in float32 (no x64): gradients agree with the float64 ones to float32 accuracy."""
+    a = rng.standard_normal((5, 3)).astype(np.float32)
+    fns = [lambda x: jnp.sum(jnp.linalg.qr(x).Q[:, :2] * 0.5) + jnp.sum(jnp.linalg.qr(x).R[0]),
+           lambda x: jnp.sum(jnp.linalg.svd(x, full_matrices=False).U ** 2 * 0.3 + x[0, 0]),
+           lambda x: jnp.sum(jnp.linalg.eigh(x.T @ x).eigenvalues ** 2)]
+    for i, f in enumerate(fns):
+        g32 = np.asarray(jax.grad(f)(a))
+        old = jax.config.jax_enable_x64
+        jax.config.update("jax_enable_x64", True)
+        try:
+            g64 = np.asarray(jax.grad(f)(a.astype(np.float64)))
+        finally:
+            jax.config.update("jax_enable_x64", old)
+        assert g32.dtype == np.float32
+        np.testing.assert_allclose(g32, g64, rtol=1e-3, atol=1e-4, err_msg=str(i))
