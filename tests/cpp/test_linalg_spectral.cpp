@@ -453,6 +453,36 @@ TEST(LinalgComposites, OrthogonalInitializerGivesOrthonormalColumns) {
   EXPECT_ERROR(ValueError, nn::initializers::orthogonal()(random::key(0), {3}), "2D");
 }
 
+// Batches run one LAPACK call per matrix on the pool: the results are bit-identical whatever the
+// thread count, and equal to the matrices decomposed one at a time.
+TEST(LinalgSpectral, BatchedResultsDoNotDependOnTheThreadCount) {
+  Array x = random_array({9, 6, 6}, DType::kFloat64);
+  Array s = lax::add(x, numpy::swapaxes(x, 1, 2));
+  auto run = [&] {
+    std::vector<double> all;
+    for (const Array& a : {ll::eigh(s).first, ll::svd(x, false, true)[0], ll::qr(x).first}) {
+      const auto v = to_doubles(a);
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    return all;
+  };
+  std::vector<double> one, three;
+  {
+    testing::Threads t(1);
+    one = run();
+  }
+  {
+    testing::Threads t(3);
+    three = run();
+  }
+  EXPECT_EQ(one, three);
+  const auto batched = to_doubles(ll::svd(x, false, false)[0]);
+  for (int64_t b = 0; b < 9; ++b) {
+    const auto single = to_doubles(ll::svd(lax::index_in_dim(x, b, 0, false), false, false)[0]);
+    EXPECT_EQ(single, part(batched, b, 6)) << b;
+  }
+}
+
 // ---- vmap and jit of the three primitives ----
 TEST(LinalgSpectral, VmapMatchesALoopAndJitMatchesEager) {
   Array x = random_array({3, 4, 5}, DType::kFloat32);  // batch axis 1 (size 4)
