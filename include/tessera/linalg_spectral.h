@@ -1,10 +1,10 @@
 // Dense linear algebra of the spectral family: jax.lax.linalg's eigh, svd and qr (namespace
 // tessera::lax::linalg, over the primitives of src/prims/linalg_{eigh,svd,qr}.cpp), and the
-// jnp.linalg / jax.scipy.linalg functions built on them (namespace tessera::linalg,
-// src/api/linalg_spectral.cpp). float32/float64 (Tessera has no complex dtypes); the lax-level
-// functions take floating inputs only, the jnp/scipy-level ones promote integers and bools to
-// the default float (float32, float64 under x64). Every function is built from Tessera ops, so
-// jit, vmap and grad compose through it.
+// jnp.linalg / jax.scipy.linalg functions built on them (namespaces tessera::linalg and
+// tessera::linalg::scipy, src/api/linalg_spectral.cpp). float32/float64 (Tessera has no complex
+// dtypes); the lax-level functions take floating inputs only, the jnp/scipy-level ones promote
+// integers and bools to the default float (float32, float64 under x64). Every function is built
+// from Tessera ops, so jit, vmap and grad compose through it.
 #pragma once
 
 #include <cstdint>
@@ -82,7 +82,8 @@ std::vector<Array> lstsq(const Array& a, const Array& b,
                          const std::optional<double>& rcond = std::nullopt);
 
 // jnp.linalg.cond(x, p): None/2 -> s_max/s_min, -2 -> s_min/s_max, otherwise
-// norm(x, p) · norm(inv(x), p) (square x only). NaN results become inf unless x had NaNs.
+// norm(x, p) · norm(inv(x), p) (square x only; inv from linalg_solve.h). NaN results become inf
+// unless x had NaNs.
 Array cond(const Array& x, const NormOrd& p = {});
 
 // jnp.linalg.eig / eigvals: their results are complex, which Tessera does not have:
@@ -90,17 +91,21 @@ Array cond(const Array& x, const NormOrd& p = {});
 [[noreturn]] void eig(const Array& a);
 [[noreturn]] void eigvals(const Array& a);
 
+}  // namespace tessera::linalg
+
+namespace tessera::linalg::scipy {
+
 // jax.scipy.linalg.eigh(a, lower, eigvals_only): {w, v} or {w}.
-std::vector<Array> scipy_eigh(const Array& a, bool lower = true, bool eigvals_only = false);
+std::vector<Array> eigh(const Array& a, bool lower = true, bool eigvals_only = false);
 // jax.scipy.linalg.svd(a, full_matrices, compute_uv): {U, s, Vh} or {s}.
-std::vector<Array> scipy_svd(const Array& a, bool full_matrices = true, bool compute_uv = true);
+std::vector<Array> svd(const Array& a, bool full_matrices = true, bool compute_uv = true);
 // jax.scipy.linalg.qr(a, mode, pivoting): mode "full" -> {Q, R}, "economic" -> {Q, R} reduced,
 // "r" -> {R} (full R). pivoting=true: NotImplementedError.
-std::vector<Array> scipy_qr(const Array& a, const std::string& mode = "full",
-                            bool pivoting = false);
+std::vector<Array> qr(const Array& a, const std::string& mode = "full", bool pivoting = false);
 // jax.scipy.linalg.expm: Padé approximation with scaling and squaring (orders 3..13 for
-// float64, 3..7 for float32, chosen by the 1-norm as JAX); batched over leading dims. More than
+// float64, 3..7 for float32, chosen by the 1-norm as JAX; the Padé solve is lax.linalg's LU
+// solve, or a triangular solve when upper_triangular); batched over leading dims. More than
 // max_squarings squarings needed: NaNs.
 Array expm(const Array& A, bool upper_triangular = false, int64_t max_squarings = 16);
 
-}  // namespace tessera::linalg
+}  // namespace tessera::linalg::scipy

@@ -24,6 +24,7 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_cumulative(m);
   tessera::python::bind_sort(m);
   tessera::python::bind_linalg_spectral(m);
+  tessera::python::bind_linalg_solve(m);
   tessera::python::bind_random(m);
   tessera::python::bind_nn(m);
   tessera::python::bind_nn_initializers(m);

@@ -155,9 +155,11 @@ void bind_callbacks(py::module_& m);     // debug/pure/io callbacks (py_callback
 void bind_checkpoint(py::module_& m);    // jax.checkpoint and its policies (py_checkpoint.cpp)
 void bind_control_flow(py::module_& m);  // lax control flow (py_control_flow.cpp)
 void bind_cumulative(py::module_& m);    // lax.associative_scan, cumulative ops (py_cumulative.cpp)
-void bind_sort(py::module_& m);          // lax.sort, jnp sorting and quantiles (py_sort.cpp)
-void bind_random(py::module_& m);        // jax.random (py_random.cpp)
-void bind_nn(py::module_& m);            // jax.nn's functions (py_nn.cpp)
+void bind_sort(py::module_& m);
+void bind_linalg_solve(py::module_& m);  // lax.linalg / jnp.linalg / scipy.linalg solve family //
+                                         // lax.sort, jnp sorting and quantiles (py_sort.cpp)
+void bind_random(py::module_& m);           // jax.random (py_random.cpp)
+void bind_nn(py::module_& m);               // jax.nn's functions (py_nn.cpp)
 void bind_nn_initializers(py::module_& m);  // jax.nn.initializers (py_nn_initializers.cpp)
 void bind_devices(py::module_& m);          // memory_stats, set_memory_limit (py_devices.cpp)
 void bind_tree(py::module_& m);             // pytrees on the C++ TreeDef (py_tree.cpp)

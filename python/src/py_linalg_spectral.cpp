@@ -113,20 +113,20 @@ void bind_linalg_spectral(py::module_& m) {
   // ---- scipy.linalg ----
   L.def("scipy_eigh", [](py::handle x, bool lower, bool eigvals_only) {
     Array a = to_array(x);
-    return run_list([&] { return linalg::scipy_eigh(a, lower, eigvals_only); });
+    return run_list([&] { return linalg::scipy::eigh(a, lower, eigvals_only); });
   });
   L.def("scipy_svd", [](py::handle x, bool full_matrices, bool compute_uv) {
     Array a = to_array(x);
-    return run_list([&] { return linalg::scipy_svd(a, full_matrices, compute_uv); });
+    return run_list([&] { return linalg::scipy::svd(a, full_matrices, compute_uv); });
   });
   L.def("scipy_qr", [](py::handle x, std::string mode, bool pivoting) {
     Array a = to_array(x);
-    return run_list([&] { return linalg::scipy_qr(a, mode, pivoting); });
+    return run_list([&] { return linalg::scipy::qr(a, mode, pivoting); });
   });
   L.def("expm", [](py::handle x, bool upper_triangular, int64_t max_squarings) {
     Array a = to_array(x);
     py::gil_scoped_release nogil;
-    return linalg::expm(a, upper_triangular, max_squarings);
+    return linalg::scipy::expm(a, upper_triangular, max_squarings);
   });
 }
 

@@ -287,13 +287,6 @@ std::vector<Array> lstsq(const Array& a0, const Array& b0, const std::optional<d
 
 namespace {
 
-// a⁻¹ b for square a (..., n, n) by QR: r⁻¹ (qᵀ b), one triangular solve (left side, upper).
-// Differentiable through qr's and triangular_solve's rules.
-Array qr_solve(const Array& a, const Array& b) {
-  auto [q, r] = ll::qr(a, false);
-  return ll::triangular_solve(r, numpy::matmul(mT(q), b), /*left_side=*/true, /*lower=*/false);
-}
-
 bool ord_is(const NormOrd& p, double v) { return p.number() && *p.number() == v; }
 
 }  // namespace
@@ -324,9 +317,7 @@ Array cond(const Array& x0, const NormOrd& p) {
     throw ValueError(op_message(
         "cond", "jnp.linalg.cond: for p=" + (p.number() ? std::to_string(*p.number()) : p.name()) +
                     ", array must be square; got shape " + shape_str(x.shape()) + "."));
-  const int64_t n = x.shape()[r - 1];
-  Array eye = numpy::broadcast_to(numpy::eye(n, std::nullopt, 0, x.dtype()), x.shape());
-  Array inv = qr_solve(x, eye);
+  Array inv = linalg::inv(x);
   numpy::AxisArg axes(std::vector<int64_t>{-2, -1});
   Array res = lax::mul(numpy::linalg::norm(x, p, axes), numpy::linalg::norm(inv, p, axes));
   return numpy::where(
@@ -335,6 +326,13 @@ Array cond(const Array& x0, const NormOrd& p) {
                              numpy::isnan(x), numpy::ReduceOptions{std::vector<int64_t>{-2, -1}}))),
       scalar_of(std::numeric_limits<double>::infinity(), x.dtype()), res);
 }
+
+}  // namespace linalg
+
+// ======================= jax.scipy.linalg =======================
+namespace linalg::scipy {
+
+namespace ll = lax::linalg;
 
 namespace {
 
@@ -438,7 +436,7 @@ Array expm(const Array& A0, bool upper_triangular, int64_t max_squarings) {
   }
   Array P = numpy::add(U, V), Q = numpy::subtract(V, U);
   Array R = upper_triangular ? ll::triangular_solve(Q, P, /*left_side=*/true, /*lower=*/false)
-                             : qr_solve(Q, P);
+                             : ll::solve(Q, P);
   for (int64_t i = 0; i < max_squarings; ++i)
     R = numpy::where(numpy::less(scalar_of(static_cast<double>(i), dt), n_sq), numpy::matmul(R, R),
                      R);
@@ -446,18 +444,18 @@ Array expm(const Array& A0, bool upper_triangular, int64_t max_squarings) {
                       scalar_of(std::numeric_limits<double>::quiet_NaN(), dt), R);
 }
 
-std::vector<Array> scipy_eigh(const Array& a0, bool lower, bool eigvals_only) {
+std::vector<Array> eigh(const Array& a0, bool lower, bool eigvals_only) {
   Array a = inexact("eigh", a0);
   auto [v, w] = ll::eigh(a, lower, /*symmetrize_input=*/false);
   if (eigvals_only) return {w};
   return {w, v};
 }
 
-std::vector<Array> scipy_svd(const Array& a0, bool full_matrices, bool compute_uv) {
-  return svd(a0, full_matrices, compute_uv, false);
+std::vector<Array> svd(const Array& a0, bool full_matrices, bool compute_uv) {
+  return linalg::svd(a0, full_matrices, compute_uv, false);
 }
 
-std::vector<Array> scipy_qr(const Array& a0, const std::string& mode, bool pivoting) {
+std::vector<Array> qr(const Array& a0, const std::string& mode, bool pivoting) {
   if (pivoting)
     throw NotImplementedError(
         op_message("qr",
@@ -473,6 +471,6 @@ std::vector<Array> scipy_qr(const Array& a0, const std::string& mode, bool pivot
   return {q, r};
 }
 
-}  // namespace linalg
+}  // namespace linalg::scipy
 
 }  // namespace tessera

@@ -67,9 +67,9 @@ Array matmul(const Array& a, const Array& b) {
 Array tri(const Array& x, bool lower, int64_t k) {
   const int64_t r = x.ndim();
   const Shape s = x.shape();
-  Array i = lax::broadcasted_iota(DType::kInt64, s, r - 2);
-  Array j = lax::broadcasted_iota(DType::kInt64, s, r - 1);
-  Array ik = lax::add(i, trace::scalar_const(static_cast<double>(k), DType::kInt64));
+  Array i = lax::broadcasted_iota(DType::kInt32, s, r - 2);
+  Array j = lax::broadcasted_iota(DType::kInt32, s, r - 1);
+  Array ik = lax::add(i, trace::scalar_const(static_cast<double>(k), DType::kInt32));
   Array keep = lower ? lax::le(j, ik) : lax::ge(j, ik);
   return lax::select_n(keep, {trace::full_like_aval(Aval{s, x.dtype(), false}, 0.0), x});
 }

@@ -92,5 +92,7 @@ void register_qr();
 // linalg_triangular_solve.cpp, linalg_cholesky.cpp, linalg_lu.cpp (the solve family; the
 // primitive objects are named in linalg_util.h).
 void register_linalg_triangular_solve();
+void register_linalg_cholesky();
+void register_linalg_lu();
 
 }  // namespace tessera::prims

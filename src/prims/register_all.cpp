@@ -61,6 +61,8 @@ void register_all() {
     prims::register_svd();
     prims::register_qr();
     prims::register_linalg_triangular_solve();
+    prims::register_linalg_cholesky();
+    prims::register_linalg_lu();
     prims::register_jit();
     g_registered.store(true, std::memory_order_release);
   });

@@ -242,4 +242,6 @@ from tessera._src.lax_gather import (  # noqa: E402,F401
     GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather, scatter,
     scatter_add, scatter_max, scatter_min, scatter_mul, scatter_sub)
 from tessera._src.lax_sort import sort, sort_key_val, top_k  # noqa: E402,F401
+
 from tessera.lax import linalg  # noqa: E402,F401
+from tessera.lax._custom_linear_solve import custom_linear_solve, custom_root  # noqa: E402,F401

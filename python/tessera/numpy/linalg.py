@@ -2,6 +2,8 @@
 import operator as _operator
 
 from tessera import _tessera
+from tessera.numpy._linalg_solve import (  # noqa: F401
+    cholesky, det, inv, matrix_power, multi_dot, slogdet, solve, tensorinv, tensorsolve)
 from tessera.numpy._linalg_spectral import (  # noqa: F401
     EighResult, QRResult, SVDResult, cond, eig, eigh, eigvals, eigvalsh, lstsq, matrix_rank, pinv,
     qr, svd, svdvals)

@@ -1,5 +1,5 @@
 """jax.scipy.linalg's eigh, svd, qr and expm over Tessera's spectral primitives (the C++
-tessera::linalg::scipy_eigh / scipy_svd / scipy_qr / expm of src/api/linalg_spectral.cpp)."""
+tessera::linalg::scipy::eigh / svd / qr / expm of src/api/linalg_spectral.cpp)."""
 from tessera import _tessera
 
 _C = _tessera.linalg_spectral

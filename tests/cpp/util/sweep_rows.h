@@ -27,4 +27,7 @@ std::vector<Row> rows_gather();      // sweep_rows_gather.cpp: gather and the sc
 std::vector<Row> rows_sort();        // sweep_rows_sort.cpp: sort
 std::vector<Row> rows_linalg_spectral();  // sweep_rows_linalg_spectral.cpp: eigh, svd, qr
 
+// sweep_rows_linalg_solve.cpp: triangular_solve, cholesky, lu, lu_pivots_to_permutation
+std::vector<Row> rows_linalg_solve();
+
 }  // namespace tessera::sweep
