@@ -18,8 +18,7 @@
 // explicit float64 gives float32 without x64, as JAX's dtypes.canonicalize_dtype). The random
 // initializers need a float dtype (the ValueError of the jax.random function they call);
 // zeros/ones/constant take any dtype. Tessera has no complex dtypes, so JAX's complex branches
-// of variance_scaling do not exist here, and neither do orthogonal/delta_orthogonal (they need a
-// QR decomposition, which Tessera does not have yet).
+// of variance_scaling do not exist here; delta_orthogonal is not implemented yet.
 //
 // Errors are JAX's and are raised when an initializer is called, not when it is built (a bad
 // mode or distribution of variance_scaling is a ValueError at the call, as in JAX): rank < 2
@@ -137,5 +136,13 @@ Initializer kaiming_uniform(const Axes& in_axis = -2, const Axes& out_axis = -1,
                             const Axes& batch_axis = {}, std::optional<DType> dtype = std::nullopt);
 Initializer kaiming_normal(const Axes& in_axis = -2, const Axes& out_axis = -1,
                            const Axes& batch_axis = {}, std::optional<DType> dtype = std::nullopt);
+
+// ---- orthogonal ----
+// JAX's orthogonal: a (rows, cols) standard normal matrix (rows = the product of the other
+// dims, cols = shape[column_axis]; transposed when rows < cols), its reduced QR with Q's columns
+// sign-corrected by sign(diag(R)) (so Q is Haar-distributed), reshaped to shape with the columns
+// on column_axis, times scale. ValueError for rank < 2.
+Initializer orthogonal(const ArrayLike& scale = 1.0, int64_t column_axis = -1,
+                       std::optional<DType> dtype = std::nullopt);
 
 }  // namespace tessera::nn::initializers

@@ -168,8 +168,8 @@ class NormOrd {
 // jnp.linalg.norm. x is promoted to an inexact dtype. axis none with ord none: the 2-norm of
 // the flattened array (any rank). One axis (or a 1-D x): vector norms — ord none/2, 1, inf,
 // -inf, 0 (count of nonzeros), any other p: sum(|x|^p)^(1/p). Two axes (or a 2-D x): matrix
-// norms — none/"fro", 1, -1, inf, -inf. ord 2, -2 and "nuc" need singular values (jnp.linalg.svd),
-// which Tessera does not have yet: ValueError saying so.
+// norms — none/"fro", 1, -1, inf, -inf, and 2, -2, "nuc" (the largest, smallest and summed
+// singular values, from tessera::linalg::svdvals).
 Array norm(const Array& x, const NormOrd& ord = {}, const AxisArg& axis = {},
            bool keepdims = false);
 // jnp.linalg.vector_norm (ord default 2; axis none = all axes, flattened).

@@ -3,6 +3,10 @@
 #include "runtime/thread_pool.h"
 #include "tessera/config.h"
 
+namespace tessera::python {
+void bind_linalg_spectral(py::module_& m);  // py_linalg_spectral.cpp
+}  // namespace tessera::python
+
 PYBIND11_MODULE(_tessera, m) {
   m.doc() = "Tessera's C++ core (use the tessera package)";
   tessera::python::bind_errors(m);
@@ -19,6 +23,7 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_indexing(m);
   tessera::python::bind_cumulative(m);
   tessera::python::bind_sort(m);
+  tessera::python::bind_linalg_spectral(m);
   tessera::python::bind_linalg_solve(m);
   tessera::python::bind_random(m);
   tessera::python::bind_nn(m);

@@ -80,6 +80,12 @@ void bind_nn_initializers(py::module_& m) {
       },
       py::arg("scale") = 1e-2, py::arg("dtype") = py::none());
   im.def(
+      "orthogonal",
+      [](py::handle scale, int64_t column_axis, py::object dtype) {
+        return init::orthogonal(to_array(scale), column_axis, opt_dtype(dtype));
+      },
+      py::arg("scale") = 1.0, py::arg("column_axis") = -1, py::arg("dtype") = py::none());
+  im.def(
       "normal",
       [](py::handle stddev, py::object dtype) {
         return init::normal(to_array(stddev), opt_dtype(dtype));

@@ -19,7 +19,7 @@ __all__ = [
     "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "clone", "split", "fold_in",
     "bits", "uniform", "normal", "truncated_normal", "bernoulli", "randint", "categorical",
     "gumbel", "exponential", "laplace", "logistic", "cauchy", "rademacher", "rayleigh",
-    "weibull_min", "permutation", "choice",
+    "weibull_min", "permutation", "choice", "orthogonal",
 ]
 
 _IMPLS = ("threefry2x32", "fry", None)
@@ -148,3 +148,22 @@ __all__ += [
     "ball", "poisson", "binomial", "lognormal", "pareto", "maxwell", "double_sided_maxwell",
     "geometric", "triangular", "wald",
 ]
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None):
+    """Haar-distributed orthogonal matrices of shape ``(*shape, n, n)``: the Q of a standard
+    normal matrix's QR decomposition with its columns multiplied by sign(diag(R)), as JAX's."""
+    import operator
+
+    from tessera import numpy as jnp
+    from tessera.numpy import linalg as la
+
+    n = operator.index(n)
+    if m is not None and operator.index(m) != n:
+        raise NotImplementedError("random.orthogonal: m != n (semi-orthogonal matrices) is not "
+                                  "implemented in Tessera; pass m=None.")
+    shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(
+        operator.index(d) for d in shape)
+    q, r = la.qr(normal(key, (*shape, n, n), dtype))
+    d = jnp.diagonal(r, 0, -2, -1)
+    return q * jnp.expand_dims(d / jnp.abs(d), -2)

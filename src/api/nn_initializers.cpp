@@ -9,7 +9,10 @@
 #include <utility>
 
 #include "tessera/errors.h"
+#include "tessera/lax.h"
+#include "tessera/linalg_spectral.h"
 #include "tessera/numpy.h"
+#include "tessera/numpy_manip.h"
 #include "tessera/random.h"
 
 namespace tessera::nn::initializers {
@@ -186,5 +189,34 @@ TESSERA_VARIANCE_SCALING(xavier_normal, 1.0, "fan_avg", "truncated_normal")
 TESSERA_VARIANCE_SCALING(kaiming_uniform, 2.0, "fan_in", "uniform")
 TESSERA_VARIANCE_SCALING(kaiming_normal, 2.0, "fan_in", "truncated_normal")
 #undef TESSERA_VARIANCE_SCALING
+
+Initializer orthogonal(const ArrayLike& scale, int64_t column_axis, std::optional<DType> dtype) {
+  return Initializer(
+      [scale = scale.array(), column_axis](const Array& key, const Shape& shape, DType d) {
+        const int64_t rank = static_cast<int64_t>(shape.size());
+        if (rank < 2)
+          throw ValueError("orthogonal initializer requires at least a 2D shape, got " +
+                           shape_str(shape) + ".");
+        if (column_axis < -rank || column_axis >= rank)
+          throw ValueError("orthogonal initializer: column_axis " + std::to_string(column_axis) +
+                           " is out of bounds for a shape of rank " + std::to_string(rank) + ".");
+        const int64_t ax = column_axis < 0 ? column_axis + rank : column_axis;
+        const int64_t n_cols = shape[ax];
+        const int64_t n_rows = n_cols == 0 ? 0 : shape_size(shape) / n_cols;
+        const bool wide = n_rows < n_cols;
+        Array a = random::normal(key, wide ? Shape{n_cols, n_rows} : Shape{n_rows, n_cols}, d);
+        std::vector<Array> qr = tessera::linalg::qr(a, "reduced");
+        Array q = lax::mul(
+            qr[0], lax::reshape(lax::sign(np::diagonal(qr[1])), {1, std::min(n_rows, n_cols)}));
+        if (wide) q = np::swapaxes(q, 0, 1);
+        Shape s;
+        for (int64_t i = 0; i < rank; ++i)
+          if (i != ax) s.push_back(shape[i]);
+        s.push_back(n_cols);
+        q = np::moveaxis(np::reshape(q, s), -1, ax);
+        return np::multiply(q, np::asarray(scale, d));
+      },
+      dtype);
+}
 
 }  // namespace tessera::nn::initializers

@@ -10,7 +10,9 @@
 #include "api/numpy_internal.h"
 #include "api/numpy_reduce_util.h"
 #include "tessera/lax.h"
+#include "tessera/linalg_spectral.h"
 #include "tessera/numpy.h"
+#include "tessera/numpy_manip.h"
 #include "tessera/numpy_reductions.h"
 
 namespace tessera::numpy {
@@ -425,13 +427,23 @@ Array norm(const Array& x0, const NormOrd& ord, const AxisArg& axis, bool keepdi
   if (ord_is(ord, -1)) return reduce_abs(row, col, false);
   if (ord_is(ord, kInf)) return reduce_abs(col, row, true);
   if (ord_is(ord, -kInf)) return reduce_abs(col, row, false);
-  if (ord_is(ord, 2) || ord_is(ord, -2) || ord.name() == "nuc")
-    throw ValueError(op_message(op, "ord=" + ord_str(ord) +
-                                        " for a matrix norm needs the singular values "
-                                        "(jnp.linalg.svd), which Tessera does not have yet; "
-                                        "use ord='fro', 1, -1, inf or -inf"));
-  throw ValueError(op_message(op, "Invalid order " + ord_str(ord) +
-                                      " for matrix norm; use None, 'fro', 1, -1, inf or -inf"));
+  if (ord_is(ord, 2) || ord_is(ord, -2) || ord.name() == "nuc") {
+    // The singular values of the matrices on (row, col): their max, min or sum (float16 and
+    // bfloat16 computed in float32, LAPACK having no half precision).
+    const bool half = x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16;
+    Array m = moveaxis(x, std::vector<int64_t>{row, col}, {-2, -1});
+    Array s = tessera::linalg::svdvals(half ? lax::convert_element_type(m, DType::kFloat32) : m);
+    ReduceOptions ro;
+    ro.axis = -1;
+    Array out = ord.name() == "nuc" ? sum(s, ro) : (ord_is(ord, 2) ? amax(s, ro) : amin(s, ro));
+    if (half) out = lax::convert_element_type(out, x.dtype());
+    if (keepdims)
+      out = expand_dims(out, std::vector<int64_t>{std::min(row, col), std::max(row, col)});
+    return out;
+  }
+  throw ValueError(
+      op_message(op, "Invalid order " + ord_str(ord) +
+                         " for matrix norm; use None, 'fro', 'nuc', 1, -1, 2, -2, inf or -inf"));
 }
 
 }  // namespace linalg

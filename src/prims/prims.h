@@ -82,6 +82,13 @@ void register_reduce_generic();
 // threefry2x32 and the key casts random_wrap / random_unwrap (random_bits.cpp).
 extern Primitive threefry2x32_p, random_wrap_p, random_unwrap_p;
 void register_random_bits();
+// linalg_eigh.cpp, linalg_svd.cpp, linalg_qr.cpp (the spectral family): eigh(x) {lower,
+// sort_eigenvalues} -> (v, w); svd(x) {full_matrices, compute_uv} -> (s, u, vt) or (s);
+// qr(x) {full_matrices} -> (q, r).
+extern Primitive eigh_p, svd_p, qr_p;
+void register_eigh();
+void register_svd();
+void register_qr();
 // linalg_triangular_solve.cpp, linalg_cholesky.cpp, linalg_lu.cpp (the solve family; the
 // primitive objects are named in linalg_util.h).
 void register_linalg_triangular_solve();

@@ -57,6 +57,9 @@ void register_all() {
     prims::register_sort();
     prims::register_top_k();
     prims::register_random_bits();
+    prims::register_eigh();
+    prims::register_svd();
+    prims::register_qr();
     prims::register_linalg_triangular_solve();
     prims::register_linalg_cholesky();
     prims::register_linalg_lu();

@@ -214,7 +214,8 @@ def test_usable_as_jax_nn_initializers():
     assert init.he_normal is init.kaiming_normal
     assert isinstance(init.glorot_normal(), init.Initializer)
     assert isinstance(init.zeros, init.Initializer)
-    assert not hasattr(init, "orthogonal")  # needs a QR decomposition (not in Tessera yet)
+    assert isinstance(init.orthogonal(), init.Initializer)  # tested in test_linalg_spectral.py
+    assert not hasattr(init, "delta_orthogonal")  # not implemented yet
     # JAX's signatures: the factories' keywords and defaults, init(key, shape, dtype=...).
     params = inspect.signature(init.variance_scaling).parameters
     assert list(params) == ["scale", "mode", "distribution", "in_axis", "out_axis", "batch_axis",

@@ -282,8 +282,9 @@ def test_linalg_norm_vs_numpy(rng):
           np.linalg.norm(u.astype(np.float64), axis=(-2, -1)), "float32", **t)
     iv = rng.integers(-4, 4, size=(5,)).astype(np.int32)
     close(jnp.linalg.norm(jnp.asarray(iv)), np.linalg.norm(iv), "float32", **t)
-    with pytest.raises(ValueError):
-        jnp.linalg.norm(jnp.asarray(m), 2)
+    for ord in [2, -2, "nuc"]:  # from the singular values (test_linalg_spectral.py has more)
+        close(jnp.linalg.norm(jnp.asarray(m), ord), np.linalg.norm(m.astype(np.float64), ord),
+              "float32", **t)
     # grad of the 2-norm is x / |x|
     g = tessera.grad(jnp.linalg.norm)(jnp.asarray(v))
     close(g, v / np.linalg.norm(v), **t)

@@ -1,12 +1,15 @@
 """tessera.lax.linalg: jax.lax.linalg's triangular_solve, cholesky, lu and
-lu_pivots_to_permutation over Tessera's primitives (src/prims/linalg_*.cpp)."""
+lu_pivots_to_permutation, and eigh, svd, qr and symmetrize (tessera/lax/_linalg_spectral.py),
+over Tessera's primitives (src/prims/linalg_*.cpp)."""
 import operator as _operator
 
 from tessera import _tessera
+from tessera.lax._linalg_spectral import eigh, qr, svd, symmetrize  # noqa: F401
 
 _S = _tessera.linalg_solve
 
-__all__ = ["triangular_solve", "cholesky", "lu", "lu_pivots_to_permutation"]
+__all__ = ["triangular_solve", "cholesky", "lu", "lu_pivots_to_permutation", "eigh", "qr", "svd",
+           "symmetrize"]
 
 
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,

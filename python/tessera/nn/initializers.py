@@ -11,10 +11,9 @@ primitives. This module gives them jax.nn.initializers' signatures: each factory
 ``init(key, shape, dtype=<the factory's dtype>)``. dtypes default to ``jnp.float_`` and are
 canonicalized when the initializer is called (float32 unless x64 is on), as JAX's.
 
-Not here: ``orthogonal`` and ``delta_orthogonal`` (they need a QR decomposition, which Tessera
-does not have yet), and the complex branches of ``variance_scaling`` (Tessera has no complex
-dtypes). Where JAX's Python arithmetic raises ZeroDivisionError (a fan-based initializer on a
-shape with a zero-size dimension), Tessera raises ValueError.
+Not here: ``delta_orthogonal``, and the complex branches of ``variance_scaling`` (Tessera has
+no complex dtypes). Where JAX's Python arithmetic raises ZeroDivisionError (a fan-based
+initializer on a shape with a zero-size dimension), Tessera raises ValueError.
 """
 import typing as _typing
 
@@ -27,7 +26,8 @@ _C = _tessera.nn.initializers
 __all__ = [
     "Initializer", "constant", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
     "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal", "ones",
-    "truncated_normal", "uniform", "variance_scaling", "xavier_normal", "xavier_uniform", "zeros",
+    "orthogonal", "truncated_normal", "uniform", "variance_scaling", "xavier_normal",
+    "xavier_uniform", "zeros",
 ]
 
 
@@ -73,6 +73,12 @@ def uniform(scale=1e-2, dtype=_jnp.float_):
 def normal(stddev=1e-2, dtype=_jnp.float_):
     """Builds an initializer of normal values with mean 0 and standard deviation ``stddev``."""
     return _init(_C.normal(stddev, _dt(dtype)), dtype, "init")
+
+
+def orthogonal(scale=1.0, column_axis=-1, dtype=_jnp.float_):
+    """Builds an initializer of (scaled) orthogonal matrices: the Q of a standard normal
+    matrix's QR decomposition, sign-corrected by diag(R), with the columns on ``column_axis``."""
+    return _init(_C.orthogonal(scale, int(column_axis), _dt(dtype)), dtype, "init")
 
 
 def truncated_normal(stddev=1e-2, dtype=_jnp.float_, lower=-2.0, upper=2.0):

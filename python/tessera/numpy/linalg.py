@@ -1,10 +1,12 @@
-"""tessera.numpy.linalg: jax.numpy.linalg's norms (the decompositions need LAPACK-backed
-primitives, which Tessera does not have yet)."""
+"""tessera.numpy.linalg: jax.numpy.linalg's norms and decompositions."""
 import operator as _operator
 
 from tessera import _tessera
 from tessera.numpy._linalg_solve import (  # noqa: F401
     cholesky, det, inv, matrix_power, multi_dot, slogdet, solve, tensorinv, tensorsolve)
+from tessera.numpy._linalg_spectral import (  # noqa: F401
+    EighResult, QRResult, SVDResult, cond, eig, eigh, eigvals, eigvalsh, lstsq, matrix_rank, pinv,
+    qr, svd, svdvals)
 
 _C = _tessera.numpy
 
@@ -25,7 +27,7 @@ def _ord(ord):
 
 def norm(x, ord=None, axis=None, keepdims=False):
     """jnp.linalg.norm: vector norms over one axis, matrix norms over two (ord 2, -2 and 'nuc'
-    need singular values: ValueError)."""
+    from the singular values)."""
     return _C.norm(x, _ord(ord), _axis(axis), bool(keepdims))
 
 

@@ -1,12 +1,13 @@
 """tessera.scipy.linalg: jax.scipy.linalg's cholesky, cho_factor, cho_solve, lu, lu_factor,
 lu_solve, solve_triangular, solve, inv and det over Tessera's C++ core
-(src/api/linalg_solve.cpp)."""
+(src/api/linalg_solve.cpp), and eigh, svd, qr and expm (tessera/scipy/_linalg_spectral.py)."""
 from tessera import _tessera
+from tessera.scipy._linalg_spectral import eigh, expm, qr, svd  # noqa: F401
 
 _S = _tessera.linalg_solve
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "lu", "lu_factor", "lu_solve",
-           "solve_triangular", "solve", "inv", "det"]
+           "solve_triangular", "solve", "inv", "det", "eigh", "expm", "qr", "svd"]
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
