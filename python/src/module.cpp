@@ -3,6 +3,10 @@
 #include "runtime/thread_pool.h"
 #include "tessera/config.h"
 
+namespace tessera::python {
+void bind_io(py::module_& m);
+}  // namespace tessera::python
+
 PYBIND11_MODULE(_tessera, m) {
   m.doc() = "Tessera's C++ core (use the tessera package)";
   tessera::python::bind_errors(m);
@@ -31,4 +35,5 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_tree(m);
   tessera::python::bind_config(m);
   tessera::python::bind_jit(m);
+  tessera::python::bind_io(m);
 }
