@@ -32,7 +32,8 @@ Array savable(py::handle h, const char* op) {
                                        "float16/32/64 and bfloat16 arrays)"));
   }
   const DType d = dtype_from_py(dt);
-  py::array c = np.attr("ascontiguousarray")(x, dt.attr("newbyteorder")("="));
+  // (not ascontiguousarray: it makes 0-d arrays 1-d)
+  py::array c = np.attr("asarray")(x, dt.attr("newbyteorder")("="), "C");
   Shape shape;
   for (py::ssize_t i = 0; i < c.ndim(); ++i) shape.push_back(static_cast<int64_t>(c.shape(i)));
   Array out = empty_array(Aval{shape, d, false}, op);
