@@ -85,7 +85,8 @@ void save_npz(const std::string& path, const NamedArrays& arrays, bool compresse
 // The bytes save_npz writes.
 std::string save_npz_bytes(const NamedArrays& arrays, bool compressed = false);
 
-// Reads every member of an .npz file. A member named "<key>.npy" is returned under <key>, any
+// Reads every member of an .npz file (the archive is read into memory first, then each member is
+// checked and inflated straight into its array). A member named "<key>.npy" is returned under <key>, any
 // other name as is; every member must be a .npy file (np.load would hand other members back as
 // raw bytes: Tessera refuses them with a ValueError). Errors as described above.
 NamedArrays load_npz(const std::string& path);
