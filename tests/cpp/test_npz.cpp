@@ -785,7 +785,7 @@ TEST(Npz, KillingTheWriterNeverCorruptsTheTarget) {
   fs::remove(dir.file("timing.npz"));
   const std::regex temp_name(R"(\.data\.npz\.tmp[0-9]+\.[0-9]+)");
   auto& r = rng();
-  int kept_old = 0, got_new = 0;
+  int kept_old = 0, got_new = 0, temporaries = 0;
   for (int round = 0; round < 12; ++round) {
     const io::NamedArrays& next = round % 2 ? v1 : v2;
     const pid_t pid = fork();
@@ -821,10 +821,13 @@ TEST(Npz, KillingTheWriterNeverCorruptsTheTarget) {
       EXPECT_TRUE(std::regex_match(name, temp_name)) << "unexpected file " << name;
       EXPECT_FALSE(name.ends_with(".npz")) << name;
       fs::remove(dir.file(name));  // a killed writer's leftover temporary
+      ++temporaries;
     }
   }
-  std::printf("[npz kill] %d rounds: old kept %d, new complete %d (save takes %lld us)\n", 12,
-              kept_old, got_new, static_cast<long long>(save_us));
+  std::printf(
+      "[npz kill] 12 rounds: old kept %d, new complete %d, killed mid-write %d (save takes %lld "
+      "us)\n",
+      kept_old, got_new, temporaries, static_cast<long long>(save_us));
 }
 
 // The fuzz corpus (tests/fuzz/corpus/npz, written by NumPy through tests/fuzz/npz_seeds.py, plus
