@@ -23,7 +23,9 @@ def save(file, arr, allow_pickle=True, fix_imports=True):
     """np.save: writes `arr` to `file` in .npy format (".npy" is appended to a path lacking it;
     a file object gets the bytes written at its position). Tessera arrays are saved with their
     dtype (bfloat16 as '<V2'); other array-likes as np.asarray makes them, exact dtype kept, as
-    np.save does. The write to a path is atomic (temporary file, fsync, rename). Object arrays
+    np.save does, but in native byte order and C order (np.save would keep a big-endian
+    descriptor or fortran_order True: the values are the same, the bytes differ). The write to a
+    path is atomic (temporary file, fsync, rename). Object arrays
     raise TypeError (Tessera never pickles, whatever allow_pickle says). fix_imports only
     concerns pickles and is accepted for compatibility."""
     del allow_pickle, fix_imports
