@@ -5,6 +5,7 @@
 
 namespace tessera::python {
 void bind_linalg_spectral(py::module_& m);  // py_linalg_spectral.cpp
+void bind_io(py::module_& m);               // py_io.cpp
 }  // namespace tessera::python
 
 PYBIND11_MODULE(_tessera, m) {
@@ -37,4 +38,5 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_tree(m);
   tessera::python::bind_config(m);
   tessera::python::bind_jit(m);
+  tessera::python::bind_io(m);
 }

@@ -9,15 +9,9 @@
 #include <string_view>
 
 #include "tessera/array.h"
+#include "tessera/io.h"
 
 namespace tessera::io {
-
-// Parses an in-memory .npy file exactly as load_npy parses a file's bytes; `name` stands for the
-// file in error messages.
-Array load_npy_bytes(std::span<const uint8_t> bytes, std::string_view name);
-
-// The bytes save_npy writes for `a` (header, then the row-major elements).
-std::string save_npy_bytes(const Array& a);
 
 namespace npy {
 
@@ -54,8 +48,12 @@ struct Header {
 Header parse_header(const Preamble& pre, std::string_view text, uint64_t file_size,
                     std::string_view name);
 
-// The header save_npy writes: version 1.0, little-endian descriptor, C order, data aligned to 64.
+// The header np.save writes for `a` (see tessera/io.h): little-endian descriptor, C order, data
+// aligned to 64, version 1.0 unless too long.
 std::string build_header(const Array& a);
+// Raises for arrays no .npy file can hold: an empty handle (ValueError), an extended dtype such as
+// PRNG keys (TypeError). `where` names the destination in the message.
+void check_savable(const Array& a, std::string_view op, const std::string& where);
 // The descriptor NumPy writes for `d` ("<f4"), or "" when NumPy has no such dtype.
 std::string descr_of(DType d);
 

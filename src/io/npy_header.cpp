@@ -77,19 +77,48 @@ ParsedDescr parse_descr(std::string_view name, const std::string& descr) {
     const char* spelling;
     DType dtype;
   } kNames[] = {
-      {"b1", DType::kBool},       {"?", DType::kBool},          {"bool", DType::kBool},
-      {"i1", DType::kInt8},       {"b", DType::kInt8},          {"int8", DType::kInt8},
-      {"i2", DType::kInt16},      {"h", DType::kInt16},         {"int16", DType::kInt16},
-      {"i4", DType::kInt32},      {"i", DType::kInt32},         {"int32", DType::kInt32},
-      {"i8", DType::kInt64},      {"q", DType::kInt64},         {"l", DType::kInt64},
-      {"int64", DType::kInt64},   {"u1", DType::kUInt8},        {"B", DType::kUInt8},
-      {"uint8", DType::kUInt8},   {"u2", DType::kUInt16},       {"H", DType::kUInt16},
-      {"uint16", DType::kUInt16}, {"u4", DType::kUInt32},       {"I", DType::kUInt32},
-      {"uint32", DType::kUInt32}, {"u8", DType::kUInt64},       {"Q", DType::kUInt64},
-      {"L", DType::kUInt64},      {"uint64", DType::kUInt64},   {"f2", DType::kFloat16},
-      {"e", DType::kFloat16},     {"float16", DType::kFloat16}, {"f4", DType::kFloat32},
-      {"f", DType::kFloat32},     {"float32", DType::kFloat32}, {"f8", DType::kFloat64},
-      {"d", DType::kFloat64},     {"float64", DType::kFloat64},
+      {"b1", DType::kBool},
+      {"?", DType::kBool},
+      {"bool", DType::kBool},
+      {"i1", DType::kInt8},
+      {"b", DType::kInt8},
+      {"int8", DType::kInt8},
+      {"i2", DType::kInt16},
+      {"h", DType::kInt16},
+      {"int16", DType::kInt16},
+      {"i4", DType::kInt32},
+      {"i", DType::kInt32},
+      {"int32", DType::kInt32},
+      {"i8", DType::kInt64},
+      {"q", DType::kInt64},
+      {"l", DType::kInt64},
+      {"int64", DType::kInt64},
+      {"u1", DType::kUInt8},
+      {"B", DType::kUInt8},
+      {"uint8", DType::kUInt8},
+      {"u2", DType::kUInt16},
+      {"H", DType::kUInt16},
+      {"uint16", DType::kUInt16},
+      {"u4", DType::kUInt32},
+      {"I", DType::kUInt32},
+      {"uint32", DType::kUInt32},
+      {"u8", DType::kUInt64},
+      {"Q", DType::kUInt64},
+      {"L", DType::kUInt64},
+      {"uint64", DType::kUInt64},
+      {"f2", DType::kFloat16},
+      {"e", DType::kFloat16},
+      {"float16", DType::kFloat16},
+      {"f4", DType::kFloat32},
+      {"f", DType::kFloat32},
+      {"float32", DType::kFloat32},
+      {"f8", DType::kFloat64},
+      {"d", DType::kFloat64},
+      {"float64", DType::kFloat64},
+      // bfloat16 (Tessera's convention, which is JAX's and ml_dtypes'): a 2-byte void. jnp.load
+      // views every 'V2' array as bfloat16 the same way.
+      {"V2", DType::kBFloat16},
+      {"bfloat16", DType::kBFloat16},
   };
   for (const auto& n : kNames) {
     if (s == n.spelling) return {n.dtype, order == '>' && itemsize(n.dtype) > 1};
@@ -106,7 +135,8 @@ ParsedDescr parse_descr(std::string_view name, const std::string& descr) {
   if (kind == 'O' && (s.size() == 1 || digits_follow))
     why = "holds Python objects, which Tessera cannot read";
   if (kind == 'V' && digits_follow)
-    why = "is a raw void type (ml_dtypes' bfloat16 is saved this way); save it as float32";
+    why = "is a raw void type of " + s.substr(1) +
+          " bytes (only 'V2', Tessera's and ml_dtypes' bfloat16, is read)";
   if ((kind == 'S' || kind == 'U' || kind == 'a') && digits_follow)
     why = "is a string dtype, which Tessera does not support";
   if ((kind == 'M' || kind == 'm') && s.size() > 1 && s[1] == '8')
@@ -311,6 +341,8 @@ std::string descr_of(DType d) {
       return "<f4";
     case DType::kFloat64:
       return "<f8";
+    case DType::kBFloat16:
+      return "<V2";  // see tessera/io.h: NumPy reads it as raw 2-byte voids
     default:
       break;
   }
@@ -386,6 +418,8 @@ Header parse_header(const Preamble& pre, std::string_view text, uint64_t file_si
 }
 
 std::string build_header(const Array& a) {
+  // np.lib.format._write_array_header: the keys sorted, each "'key': repr(value), ", then "}",
+  // then spaces so the first axis can grow to 21 digits in place, then padding to 64 bytes.
   std::string dict = "{'descr': '" + descr_of(a.dtype()) + "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < a.shape().size(); ++i) {
     if (i) dict += ", ";
@@ -393,21 +427,31 @@ std::string build_header(const Array& a) {
   }
   if (a.shape().size() == 1) dict += ",";
   dict += "), }";
-  // Rank <= kMaxRank keeps the dict under 2 KiB, so version 1.0's 2-byte length always suffices.
-  const size_t prefix = kMagicLen + 2 + 2;
-  const size_t padded = ((prefix + dict.size() + 1 + kAlign - 1) / kAlign) * kAlign;
-  const size_t header_len = padded - prefix;
-  if (header_len > 65535) {
-    throw_internal("npy",
-                   "header of " + std::to_string(header_len) + " bytes for " + a.aval().str());
+  if (!a.shape().empty()) {
+    constexpr size_t kGrowthAxisMaxDigits = 21;
+    dict.append(kGrowthAxisMaxDigits - std::to_string(a.shape()[0]).size(), ' ');
   }
-  dict.append(header_len - dict.size() - 1, ' ');
+  // NumPy's _wrap_header: hlen counts the final '\n'; the padding is 64 - (prefix + hlen) % 64,
+  // a full 64 spaces when already aligned. Version 1.0 unless the length overflows its 2-byte
+  // field (then 2.0, as NumPy chooses; 3.0 is only for non-latin-1 field names, which Tessera's
+  // dtypes never have). Rank <= kMaxRank keeps every Tessera header far below 65535 bytes.
+  const size_t hlen = dict.size() + 1;
+  int major = 1;
+  size_t prefix = kMagicLen + 2 + 2;
+  size_t padlen = kAlign - (prefix + hlen) % kAlign;
+  if (hlen + padlen > 65535) {
+    major = 2;
+    prefix = kMagicLen + 2 + 4;
+    padlen = kAlign - (prefix + hlen) % kAlign;
+  }
+  const size_t header_len = hlen + padlen;
+  dict.append(padlen, ' ');
   dict += '\n';
   std::string out(kMagic, kMagicLen);
-  out += '\x01';
+  out += static_cast<char>(major);
   out += '\0';
-  out += static_cast<char>(header_len & 0xff);
-  out += static_cast<char>((header_len >> 8) & 0xff);
+  for (size_t b = 0; b < prefix - kMagicLen - 2; ++b)
+    out += static_cast<char>((header_len >> (8 * b)) & 0xff);
   return out + dict;
 }
 

@@ -77,6 +77,8 @@ std::vector<DType> npy_dtypes() {
     if (d != DType::kBFloat16) out.push_back(d);
   return out;
 }
+// Every dtype a .npy file holds (bfloat16 too, as '<V2').
+std::vector<DType> savable_dtypes() { return tessera::testing::all_dtypes(); }
 
 // A valid .npy header for `dict` (padded to 64 bytes, version 1.0).
 std::string npy_file(const std::string& dict, const std::string& data, int major = 1) {
@@ -116,7 +118,7 @@ void expect_load_error(const std::string& path, const std::vector<std::string>& 
 TEST(Npy, RoundTripsEveryDtypeAndShape) {
   TempDir dir;
   int n = 0;
-  for (DType d : npy_dtypes()) {
+  for (DType d : savable_dtypes()) {
     for (int rep = 0; rep < 6; ++rep) {
       Shape s = rep == 0 ? Shape{} : rep == 1 ? Shape{0, 3} : random_shape(1, 4, 5);
       Array a = oracle_array(s, d);
@@ -314,9 +316,9 @@ TEST(Npy, MalformedFilesRaiseClearErrors) {
       {"descr_c16",
        npy_file("{'descr': '<c16', 'fortran_order': False, 'shape': (3,), }", f4x3),
        {"complex"}},
-      {"descr_V2",
-       npy_file("{'descr': '<V2', 'fortran_order': False, 'shape': (3,), }", f4x3),
-       {"float32"}},
+      {"descr_V4",
+       npy_file("{'descr': '<V4', 'fortran_order': False, 'shape': (3,), }", f4x3),
+       {"raw void type of 4 bytes", "only 'V2'"}},
   };
   for (auto& b : type_errors) {
     const std::string path = dir.file(b.name + ".npy");
@@ -378,19 +380,18 @@ TEST(Npy, FailedSavesLeaveNoPartialFile) {
   io::save_npy(path, good);
   const std::string before = read_bytes(path);
 
-  // bfloat16 is refused before anything is written.
-  Array bf = oracle_array({3}, DType::kBFloat16);
+  // A typed PRNG key (no NumPy dtype) is refused before anything is written.
+  Array key = random::key(3);
   try {
-    io::save_npy(path, bf);
-    ADD_FAILURE() << "saving bfloat16 did not raise";
+    io::save_npy(path, key);
+    ADD_FAILURE() << "saving a PRNG key did not raise";
   } catch (const TypeError& e) {
-    EXPECT_NE(std::string(e.what()).find("[save_npy] NumPy has no bfloat16; convert to float32 "
-                                         "first"),
+    EXPECT_NE(std::string(e.what()).find("[save_npy] dtype key<fry> has no NumPy equivalent"),
               std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(io::save_npy(dir.file("bf.npy"), bf), TypeError);
-  EXPECT_FALSE(fs::exists(dir.file("bf.npy")));
+  EXPECT_THROW(io::save_npy(dir.file("key.npy"), key), TypeError);
+  EXPECT_FALSE(fs::exists(dir.file("key.npy")));
 
   // A deleted array and an empty handle.
   Array del = oracle_array({2}, DType::kInt32);
@@ -436,4 +437,87 @@ TEST(Npy, FailedSavesLeaveNoPartialFile) {
   std::vector<std::string> want = {"keep.npy", "target_dir.npy"};
   EXPECT_EQ(dir.entries(), want);
   EXPECT_EQ(bytes_of(io::load_npy(path)), bytes_of(good));
+}
+
+// Files we write are byte-identical to what np.save writes for the same values (header text,
+// NumPy's spare room for the first axis, padding, version), over every dtype and shapes whose
+// headers land on every side of the 64-byte boundaries. bfloat16 ('<V2') is read by plain NumPy
+// as raw 2-byte values holding the bfloat16 bits.
+TEST(Npy, SavedFilesAreByteIdenticalToNumPy) {
+  TESSERA_REQUIRE_ORACLE();
+  TempDir dir;
+  std::mt19937_64& r = rng();
+  std::vector<Array> ours;
+  std::string list;
+  auto add = [&](const Array& a) {
+    const std::string name = "f" + std::to_string(ours.size());
+    io::save_npy(dir.file(name + ".npy"), a);
+    EXPECT_EQ(read_bytes(dir.file(name + ".npy")), io::save_npy_bytes(a));
+    list += name + (a.dtype() == DType::kBFloat16 ? " bf16\n" : " plain\n");
+    ours.push_back(a);
+  };
+  for (DType d : savable_dtypes()) {
+    add(oracle_array({}, d));
+    add(oracle_array({0}, d));
+    for (int rep = 0; rep < 6; ++rep) add(oracle_array(random_shape(1, 5, 5), d));
+  }
+  // First axes of 1 to 19 digits (empty arrays, so any length is cheap) and ranks up to 12:
+  // the header length sweeps across several multiples of 64.
+  for (int digits = 1; digits <= 19; ++digits) {
+    int64_t first = 1;
+    for (int k = 1; k < digits; ++k) first *= 10;
+    first += static_cast<int64_t>(r() % static_cast<uint64_t>(first));
+    Shape s{first};
+    const int extra = static_cast<int>(r() % 12);
+    // NumPy refuses shapes whose nonzero dims multiply past 2^63 bytes, even empty ones.
+    double nonzero_bytes = 4.0 * static_cast<double>(first);
+    for (int k = 0; k < extra; ++k) {
+      int64_t dim = static_cast<int64_t>(r() % 3);
+      if (dim == 2 && nonzero_bytes * 2 >= 0x1p62) dim = 1;
+      if (dim) nonzero_bytes *= static_cast<double>(dim);
+      s.push_back(dim);
+    }
+    if (s.size() == 1 || std::find(s.begin() + 1, s.end(), 0) == s.end()) s.push_back(0);
+    add(oracle_array(s, DType::kFloat32));
+  }
+  write_bytes(dir.file("list.txt"), list);
+  const std::string script = R"PY(
+import sys, os
+import numpy as np
+d = sys.argv[1]
+for line in open(os.path.join(d, "list.txt")):
+    name, kind = line.split()
+    x = np.load(os.path.join(d, name + ".npy"))
+    if kind == "bf16":
+        # Plain NumPy sees 2-byte voids; their bytes are the bfloat16 bits.
+        assert x.dtype.kind == "V" and x.dtype.itemsize == 2, x.dtype
+        np.save(os.path.join(d, name + "_bits.npy"), x.view("<u2"))
+    else:
+        np.save(os.path.join(d, name + "_np.npy"), x)
+)PY";
+  write_bytes(dir.file("identity.py"), script);
+  const std::string cmd = "/usr/bin/python3 " + dir.file("identity.py") + " " + dir.path() + " 2>" +
+                          dir.file("stderr.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_bytes(dir.file("stderr.txt"));
+  int identical = 0;
+  for (size_t i = 0; i < ours.size(); ++i) {
+    const std::string name = "f" + std::to_string(i);
+    if (ours[i].dtype() == DType::kBFloat16) {
+      Array bits = io::load_npy(dir.file(name + "_bits.npy"));
+      EXPECT_EQ(bits.dtype(), DType::kUInt16);
+      EXPECT_EQ(bits.shape(), ours[i].shape());
+      EXPECT_EQ(bytes_of(bits), bytes_of(ours[i])) << describe(ours[i]);
+      // And our reader turns the file back into bfloat16.
+      Array back = io::load_npy(dir.file(name + ".npy"));
+      EXPECT_EQ(back.dtype(), DType::kBFloat16);
+      EXPECT_EQ(bytes_of(back), bytes_of(ours[i]));
+    } else {
+      const std::string mine = read_bytes(dir.file(name + ".npy"));
+      const std::string theirs = read_bytes(dir.file(name + "_np.npy"));
+      EXPECT_EQ(mine, theirs) << describe(ours[i]) << "\nours:  " << mine.substr(0, 200)
+                              << "\nnumpy: " << theirs.substr(0, 200);
+      identical += mine == theirs;
+    }
+  }
+  std::printf("[npy identity] %d files byte-identical to np.save\n", identical);
 }

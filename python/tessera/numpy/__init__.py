@@ -307,6 +307,8 @@ from tessera.numpy._indexing_funcs import (  # noqa: E402,F401
     digitize, ediff1d, extract, flatnonzero, indices, ix_, nonzero, partition, put,
     put_along_axis, ravel_multi_index, searchsorted, select, tril_indices, tril_indices_from,
     triu_indices, triu_indices_from, unique, unravel_index)
+# ---- files (tessera/io.h) ----
+from tessera.numpy._io import NpzFile, load, save, savez, savez_compressed  # noqa: E402,F401
 from tessera.numpy._histogram_funcs import (  # noqa: E402,F401
     apply_along_axis, apply_over_axes, fill_diagonal, histogram, histogram2d,
     histogram_bin_edges, histogramdd, interp, piecewise, place, vectorize)
