@@ -21,3 +21,35 @@ def emit(bench, case, rec):
     out.update({k: v for k, v in rec.items() if k not in out})
     out = {k: round_sig(v) if isinstance(v, float) else v for k, v in out.items()}
     print(json.dumps(out, separators=(",", ":")), flush=True)
+
+
+def run_suite(bench, doc, cases, tessera_module, reps=5, warmup=1, min_reps=1, min_warmup=0):
+    """The command line every Python suite shares: `<suite>_bench.py [--reps N] [--warmup N]
+    [--list] [CASE...]`. Each case is called with the parsed options and returns one record or a
+    list of records (one per peer); each is printed with emit(). Returns the exit status."""
+    import argparse
+    import os
+    import sys
+
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("cases", nargs="*", metavar="CASE", help=f"default: all of {list(cases)}")
+    ap.add_argument("--reps", type=int, default=reps)
+    ap.add_argument("--warmup", type=int, default=warmup)
+    ap.add_argument("--list", action="store_true")
+    o = ap.parse_args()
+    if o.reps < min_reps or o.warmup < min_warmup:
+        ap.error(f"--reps must be >= {min_reps} and --warmup >= {min_warmup}")
+    unknown = [c for c in o.cases if c not in cases]
+    if unknown:
+        ap.error(f"unknown case(s) {unknown}; cases: {' '.join(cases)}")
+    if o.list:
+        print("\n".join(cases))
+        return 0
+    print(f"{bench}_bench: tessera from {os.path.dirname(tessera_module.__file__)}",
+          file=sys.stderr)
+    for name, fn in cases.items():
+        if not o.cases or name in o.cases:
+            recs = fn(o)
+            for rec in ([recs] if isinstance(recs, dict) else recs):
+                emit(bench, name, rec)
+    return 0

@@ -29,7 +29,6 @@ C++ suites (bench/harness.h; docs/performance.md).
 Each sample is one call (time.perf_counter; the result is brought to the host); the median over
 the samples is reported. gbps counts the input read once and the outputs written once.
 """
-import argparse
 import os
 import statistics
 import sys
@@ -186,31 +185,9 @@ CASES = {
     "boolean_mask_16M": boolean_mask,
 }
 
-def emit(case, rec):
-    bench_emit.emit("indexing", case, rec)
-
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cases", nargs="*", metavar="CASE", help=f"default: all of {list(CASES)}")
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--warmup", type=int, default=1)
-    ap.add_argument("--list", action="store_true")
-    o = ap.parse_args()
-    if o.reps < 1 or o.warmup < 0:
-        ap.error("--reps must be >= 1 and --warmup >= 0")
-    unknown = [c for c in o.cases if c not in CASES]
-    if unknown:
-        ap.error(f"unknown case(s) {unknown}; cases: {' '.join(CASES)}")
-    if o.list:
-        print("\n".join(CASES))
-        return 0
-    print(f"indexing_bench: tessera from {os.path.dirname(jax.__file__)}", file=sys.stderr)
-    for name, fn in CASES.items():
-        if not o.cases or name in o.cases:
-            emit(name, fn(o))
-    return 0
-
+    return bench_emit.run_suite("indexing", __doc__, CASES, jax)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -23,7 +23,6 @@ falls back to <repo>/build/python when `tessera` is not importable. Each timed s
 of many calls (time.perf_counter); the median over the samples, divided by the calls, is
 reported. Tessera is timed before torch is imported, so torch's threads are not in the process.
 """
-import argparse
 import os
 import statistics
 import sys
@@ -232,31 +231,9 @@ def jit_call_python(o):
 
 CASES = {"eager_add_small": eager_add_small, "grad_small": grad_small,
          "tree_flatten_params": tree_flatten_params, "jit_call_python": jit_call_python}
-def emit(case, rec):
-    bench_emit.emit("python", case, rec)
-
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cases", nargs="*", metavar="CASE", help=f"default: all of {list(CASES)}")
-    ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--list", action="store_true")
-    o = ap.parse_args()
-    if o.reps < 7 or o.warmup < 1:
-        ap.error("--reps must be >= 7 and --warmup >= 1")
-    unknown = [c for c in o.cases if c not in CASES]
-    if unknown:
-        ap.error(f"unknown case(s) {unknown}; cases: {' '.join(CASES)}")
-    if o.list:
-        print("\n".join(CASES))
-        return 0
-    print(f"python_bench: tessera from {os.path.dirname(jax.__file__)}", file=sys.stderr)
-    for name, fn in CASES.items():
-        if not o.cases or name in o.cases:
-            emit(name, fn(o))
-    return 0
-
+    return bench_emit.run_suite("python", __doc__, CASES, jax, reps=7, warmup=2, min_reps=7, min_warmup=1)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -22,7 +22,6 @@ Each sample is one call with its result brought to the host (numpy.asarray); the
 samples is reported. Tessera's bits are JAX's; the peers' generators are different ones, so the
 values are not compared — the cases compare throughput at equal output size and dtype.
 """
-import argparse
 import os
 import statistics
 import sys
@@ -141,29 +140,9 @@ CASES = {
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cases", nargs="*", metavar="CASE", help=f"default: all of {list(CASES)}")
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--warmup", type=int, default=1)
-    ap.add_argument("--list", action="store_true")
-    o = ap.parse_args()
-    if o.reps < 1 or o.warmup < 0:
-        ap.error("--reps must be >= 1 and --warmup >= 0")
-    unknown = [c for c in o.cases if c not in CASES]
-    if unknown:
-        ap.error(f"unknown case(s) {unknown}; cases: {' '.join(CASES)}")
-    if o.list:
-        print("\n".join(CASES))
-        return 0
-    print(f"random_bench: tessera from {os.path.dirname(jax.__file__)}", file=sys.stderr)
     if torch is not None:
         torch.set_num_threads(os.cpu_count() or 1)
-    for name, fn in CASES.items():
-        if not o.cases or name in o.cases:
-            for rec in fn(o):
-                bench_emit.emit("random", name, rec)
-    return 0
-
+    return bench_emit.run_suite("random", __doc__, CASES, jax)
 
 if __name__ == "__main__":
     sys.exit(main())
