@@ -14,6 +14,23 @@ namespace tessera::io::detail {
 // 's' -> "'s'" (built by appends: GCC 12 flags the operator+ chain with a false -Wrestrict).
 std::string quoted(std::string_view s);
 std::string os_error(int err);
+// A name or header excerpt for a message: non-printable bytes as \xNN, at most `max` bytes.
+std::string printable(std::string_view s, size_t max = 200);
+
+// An owned file descriptor, closed on destruction.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+  int get() const { return fd_; }
+  // Closes now and reports close's error (0 or an errno).
+  int close();
+
+ private:
+  int fd_;
+};
 
 // Where bytes go while a file is saved: write() either takes all `n` bytes or throws.
 class Sink {

@@ -21,25 +21,7 @@ namespace {
 using detail::os_error;
 using detail::quoted;
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  // Closes now and reports close's error (0 or an errno).
-  int close() {
-    const int fd = fd_;
-    fd_ = -1;
-    return ::close(fd) == 0 ? 0 : errno;
-  }
-
- private:
-  int fd_;
-};
+using detail::Fd;
 
 // Reads up to n bytes at `offset`; returns how many were read (fewer only at end of file).
 size_t pread_all(int fd, uint64_t offset, char* dst, size_t n, const std::string& path) {

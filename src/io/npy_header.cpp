@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "io/file_util.h"
 #include "io/npy.h"
 #include "tessera/errors.h"
 
@@ -25,23 +26,7 @@ std::string quoted(std::string_view s) {
   return out;
 }
 
-// Header text for a message: non-printable bytes as \xNN, at most `max` bytes shown.
-std::string printable(std::string_view s, size_t max = 200) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < s.size() && i < max; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 32 && c < 127 && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  if (s.size() > max) out += "...";
-  return out;
-}
+using detail::printable;
 
 // Version 3.0 headers are UTF-8 (1.0 and 2.0 are latin-1, where every byte is valid).
 std::optional<size_t> first_invalid_utf8(std::string_view s) {

@@ -8,6 +8,7 @@
 #include <limits>
 #include <unordered_set>
 
+#include "io/file_util.h"
 #include "tessera/errors.h"
 
 namespace tessera::io::zip {
@@ -51,23 +52,6 @@ bool fits(uint64_t offset, uint64_t len, uint64_t limit) {
 std::string num(uint64_t v) { return std::to_string(v); }
 
 }  // namespace
-
-std::string printable(std::string_view s, size_t max) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < s.size() && i < max; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 32 && c < 127 && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  if (s.size() > max) out += "...";
-  return out;
-}
 
 void bad_archive(std::string_view op, std::string_view file, const std::string& problem) {
   throw ValueError(op_message(op, quoted(file) + " is not a valid .npz file: " + problem));

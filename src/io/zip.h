@@ -41,8 +41,10 @@ struct Entry {
 // "[op] 'file', member 'name': <problem>" as a ValueError.
 [[noreturn]] void bad_member(std::string_view op, std::string_view file, std::string_view member,
                              const std::string& problem);
-// A name or header excerpt for a message: non-printable bytes as \xNN, at most `max` bytes.
-std::string printable(std::string_view s, size_t max = 120);
+// A name or header excerpt for a message (file_util.h's).
+inline std::string printable(std::string_view s, size_t max = 120) {
+  return detail::printable(s, max);
+}
 
 // Parses and checks the directory of the archive `bytes`: the end record (and the ZIP64 end
 // record and locator), every central entry and its local header. Refuses (ValueError naming
