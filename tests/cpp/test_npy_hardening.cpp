@@ -17,6 +17,7 @@
 #include "tessera/io.h"
 #include "tessera/tessera.h"
 #include "util/oracle.h"
+#include "util/temp_dir.h"
 #include "util/test_util.h"
 
 namespace fs = std::filesystem;
@@ -25,44 +26,12 @@ using tessera::testing::oracle_array;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "tessera_npyh_XXXXXX").string();
-    if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::all, ec);
-    for (auto& e : fs::recursive_directory_iterator(path_, ec))
-      if (e.is_directory(ec) && !e.is_symlink(ec)) fs::permissions(e.path(), fs::perms::all, ec);
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-  std::vector<std::string> entries(const std::string& sub = "") const {
-    std::vector<std::string> out;
-    for (auto& e : fs::directory_iterator(sub.empty() ? path_ : file(sub)))
-      out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
- private:
-  std::string path_;
+using tessera::testing::read_bytes;
+using tessera::testing::write_bytes;
+struct TempDir : tessera::testing::TempDir {
+  TempDir() : tessera::testing::TempDir("tessera_npyh") {}
 };
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 std::string bytes_of(const Array& a) {
   return a.nbytes() ? std::string(static_cast<const char*>(a.raw_data()), a.nbytes()) : "";
 }
