@@ -140,13 +140,13 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
 
 from tessera._src.random_dists import (  # noqa: E402
     ball, beta, binomial, chisquare, dirichlet, double_sided_maxwell, f, gamma,
-    generalized_normal, geometric, loggamma, lognormal, maxwell, pareto, poisson, t, triangular,
-    wald)
+    generalized_normal, geometric, loggamma, lognormal, maxwell, multivariate_normal, pareto,
+    poisson, t, triangular, wald)
 
 __all__ += [
     "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "f", "generalized_normal",
     "ball", "poisson", "binomial", "lognormal", "pareto", "maxwell", "double_sided_maxwell",
-    "geometric", "triangular", "wald",
+    "geometric", "triangular", "wald", "multivariate_normal",
 ]
 
 

@@ -14,8 +14,8 @@ gamma is JAX's Marsaglia-Tsang sampler with JAX's boosting for a < 1: one key pe
 `random_gamma_p`; its derivative in `a` is JAX's implicit reparameterization gradient
 (lax.random_gamma_grad) through a custom_jvp.
 
-Not here: multivariate_normal and orthogonal, which need tessera.numpy.linalg's cholesky (or
-eigh/svd) and qr; Tessera's linalg has only the norms so far.
+multivariate_normal factors the covariance with tessera.numpy.linalg (cholesky, eigh or svd, as
+JAX's `method`); orthogonal lives in random.py (qr).
 """
 import functools as _functools
 import math as _math
@@ -792,3 +792,47 @@ def wald(key, mean, shape=None, dtype=float):
     sqrt_term = lax.sqrt(4 * mean * y + mean_sq * y_sq)
     x = mean + mean_sq * y / 2 - mean / 2 * sqrt_term
     return _select(lax.le(z, mean / (mean + x)), x, mean_sq / x)
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """jax.random.multivariate_normal: mean + A z with z standard normal of shape
+    shape + mean.shape[-1:] and A a factor of cov (A A^T = cov): its Cholesky factor, or
+    V sqrt(W) from eigh, or U sqrt(S) from svd, as JAX's `method`. Equal to JAX's in
+    distribution (normal within an ulp or two of JAX's; LAPACK's factors)."""
+    jnp = _jnp()
+    la = jnp.linalg
+    key = _typed_key(key, "multivariate_normal")
+    if method not in {"svd", "eigh", "cholesky"}:
+        raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
+    if dtype is None:
+        dtype = _dtypes.canonicalize_dtype(_dtypes.dtype_arg(float))
+        mean_dt = getattr(mean, "dtype", None)
+        if mean_dt is not None and _is_kind(mean_dt, _np.floating):
+            dtype = _dtypes.canonicalize_dtype(_dtypes.dtype_arg(mean_dt))
+    else:
+        dtype = _float_dtype("multivariate_normal", dtype)
+    mean = _convert(mean, dtype)
+    cov = _convert(cov, dtype)
+    if mean.ndim < 1:
+        raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
+                         f"{mean.ndim}")
+    n = mean.shape[-1]
+    if cov.ndim < 2 or tuple(cov.shape[-2:]) != (n, n):
+        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, but "
+                         f"got cov.shape == {tuple(cov.shape)}.")
+    if shape is None:
+        shape = _broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
+    else:
+        shape = _canonicalize_shape(shape)
+        _check_shape("multivariate_normal", shape, tuple(mean.shape[:-1]),
+                     tuple(cov.shape[:-2]))
+    if method == "svd":
+        u, s, _ = la.svd(cov)
+        factor = u * jnp.sqrt(s[..., None, :])
+    elif method == "eigh":
+        w, v = la.eigh(cov)
+        factor = v * jnp.sqrt(w[..., None, :])
+    else:
+        factor = la.cholesky(cov)
+    z = _normal(key, tuple(shape) + (n,), dtype)
+    return mean + jnp.einsum("...ij,...j->...i", factor, z)
