@@ -53,3 +53,18 @@ def run_suite(bench, doc, cases, tessera_module, reps=5, warmup=1, min_reps=1, m
             for rec in ([recs] if isinstance(recs, dict) else recs):
                 emit(bench, name, rec)
     return 0
+
+
+def median_ms(fn, warmup, reps):
+    """The median of `reps` timed calls of fn (milliseconds), after `warmup` untimed ones."""
+    import statistics
+    import time
+
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(samples)

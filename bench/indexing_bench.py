@@ -51,15 +51,7 @@ def normal(seed, shape):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
-def median_ms(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(samples)
+median_ms = bench_emit.median_ms
 
 
 def tessera_call(f):

@@ -27,9 +27,7 @@ Each sample is one call with its result brought to the host; the median is repor
 are checked against NumPy's (reconstruction or values) before timing.
 """
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -44,15 +42,7 @@ except ImportError:
 import tessera.numpy as jnp
 
 
-def median_ms(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(samples)
+median_ms = bench_emit.median_ms
 
 
 def host(f):

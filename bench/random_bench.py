@@ -23,9 +23,7 @@ samples is reported. Tessera's bits are JAX's; the peers' generators are differe
 values are not compared — the cases compare throughput at equal output size and dtype.
 """
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -47,15 +45,7 @@ except ImportError:  # the suite still runs against NumPy
 N = 1 << 24
 
 
-def median_ms(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(samples)
+median_ms = bench_emit.median_ms
 
 
 def host(f):
