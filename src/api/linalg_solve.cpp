@@ -17,6 +17,7 @@
 #include "tessera/errors.h"
 #include "tessera/lax.h"
 #include "tessera/lax_assoc_scan.h"
+#include "tessera/lax_gather.h"
 #include "tessera/lax_sort.h"
 #include "tessera/numpy.h"
 #include "tessera/numpy_indexing.h"
@@ -56,13 +57,27 @@ Shape broadcast_batch(const char* op, const Shape& a, const Shape& b) {
 
 Array bcast(const Array& x, const Shape& s) { return x.shape() == s ? x : tnp::broadcast_to(x, s); }
 
-// b [..., m, k] with its rows permuted: out[..., i, :] = b[..., perm[..., i], :] (one gather).
+// b [..., m, k] with its rows permuted: out[..., i, :] = b[..., perm[..., i], :] (one gather,
+// batched over the leading dims through operand_batching_dims: no index arithmetic).
 Array take_rows(const Array& b, const Array& perm) {
-  Shape s = b.shape();
-  std::vector<int64_t> dims(static_cast<size_t>(perm.ndim()));
-  std::iota(dims.begin(), dims.end(), 0);
-  Array idx = lax::broadcast_in_dim(perm, s, dims);
-  return tnp::take_along_axis(b, idx, b.ndim() - 2);
+  const int64_t r = b.ndim();
+  if (b.shape()[r - 2] == 0) return b;  // no rows to permute (a zero slice size is invalid)
+  GatherDimensionNumbers dn;
+  dn.offset_dims = {r - 1};
+  dn.collapsed_slice_dims = {r - 2};
+  dn.start_index_map = {r - 2};
+  for (int64_t d = 0; d < r - 2; ++d) {
+    dn.operand_batching_dims.push_back(d);
+    dn.start_indices_batching_dims.push_back(d);
+  }
+  std::vector<int64_t> slice(static_cast<size_t>(r), 1);
+  slice[r - 1] = b.shape()[r - 1];
+  Shape is = perm.shape();
+  is.push_back(1);
+  lax::GatherOptions opt;
+  opt.mode = GatherScatterMode::kPromiseInBounds;
+  opt.unique_indices = true;
+  return lax::gather(b, lax::reshape(perm, is), dn, slice, opt);
 }
 
 // The inverse of permutations [..., m] (argsort).

@@ -4,7 +4,8 @@
 // A matrix that is not positive definite gives an all-NaN L (that matrix only), never an error.
 // float32/float64 only.
 //
-// Eager kernel: per matrix, the operand copied to the output and one LAPACKE_?potrf_work on it
+// Eager kernel: an n <= 32 matrix by linalg_small.h's unblocked loop (no library call); a larger
+// one: the operand copied to the output and one LAPACKE_?potrf_work on it
 // in place. The row-major lower triangle is LAPACK's column-major upper one, so the call uses
 // uplo 'U' on the row-major buffer with no transposing copy. A batch runs on the pool, one
 // LAPACK call per matrix (linalg_util.h: OpenBLAS single-threaded under our pool; a single matrix
@@ -21,6 +22,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
+#include "prims/linalg_small.h"
 #include "prims/linalg_util.h"
 #include "prims/prims.h"
 #include "runtime/blas.h"
@@ -61,6 +63,10 @@ std::vector<Array> cholesky_impl(const ExecContext& ctx, std::span<const Array> 
     const double flops = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
     linalg::for_each_matrix(batch, flops / 3, [&](int64_t b) {
       T* l = op + b * n * n;
+      if (n <= linalg::kSmallMatrix) {
+        linalg::cholesky_small(ap + b * n * n, l, n);
+        return;
+      }
       std::copy(ap + b * n * n, ap + (b + 1) * n * n, l);
       lapack_int info;
       if constexpr (std::is_same_v<T, float>)

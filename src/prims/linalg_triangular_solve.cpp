@@ -5,13 +5,13 @@
 // changes nothing for real dtypes). b is [..., m, n] (left) or [..., n, m] (right) with the same
 // batch dims as a; the result has b's shape. float32/float64 only.
 //
-// Eager kernel: b copied to the output, then one in-place cblas_?trsm (OpenBLAS, row-major, no
-// other copies) per matrix; a batch runs on the pool, one matrix per call (linalg_util.h:
-// OpenBLAS single-threaded under our pool; a single matrix is one call on the calling thread).
-// A singular a (a zero on the diagonal) gives infs/NaNs, never an error, as JAX.
-// JVP (JAX's rule): in b linear; in a, -op(a)⁻¹·op(ȧ)·x (left) or -x·op(ȧ)·op(a)⁻¹ (right) with ȧ
-// masked to a's triangle, the product ordered to keep the solve on the smaller operand.
-// Transpose (linear in b only): the same solve with transpose_a flipped.
+// Eager kernel: b copied to the output, then per matrix linalg_small.h's substitution loop when
+// m <= 32, else one in-place cblas_?trsm (OpenBLAS, row-major, no other copies); a batch runs on
+// the pool, one matrix per call (linalg_util.h: OpenBLAS single-threaded under our pool; a single
+// matrix is one call on the calling thread). A singular a (a zero on the diagonal) gives infs/NaNs,
+// never an error, as JAX. JVP (JAX's rule): in b linear; in a, -op(a)⁻¹·op(ȧ)·x (left) or
+// -x·op(ȧ)·op(a)⁻¹ (right) with ȧ masked to a's triangle, the product ordered to keep the solve on
+// the smaller operand. Transpose (linear in b only): the same solve with transpose_a flipped.
 // Batching: both batched, the batch axes move to the front; only b batched, the batch axis is
 // folded into b's free dim (one solve with a, no copies of a); only a batched, b is broadcast.
 #include <algorithm>
@@ -22,6 +22,7 @@
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
+#include "prims/linalg_small.h"
 #include "prims/linalg_util.h"
 #include "prims/prims.h"
 #include "runtime/blas.h"
@@ -110,7 +111,13 @@ std::vector<Array> ts_impl(const ExecContext& ctx, std::span<const Array> args, 
     if (m == 0) return;
     const double flops = static_cast<double>(m) * static_cast<double>(m) *
                          static_cast<double>(tp.left_side ? cols : rows);
+    const bool small = m <= linalg::kSmallMatrix;
     linalg::for_each_matrix(batch, flops, [&](int64_t i) {
+      if (small) {
+        linalg::trsm_small(tp.left_side, tp.lower, tp.transpose_a, tp.unit_diagonal, rows, cols,
+                           ap + i * m * m, m, op + i * bsz);
+        return;
+      }
       trsm<T>(tp.left_side ? CblasLeft : CblasRight, tp.lower ? CblasLower : CblasUpper,
               tp.transpose_a ? CblasTrans : CblasNoTrans,
               tp.unit_diagonal ? CblasUnit : CblasNonUnit, static_cast<int>(rows),

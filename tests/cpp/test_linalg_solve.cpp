@@ -64,7 +64,8 @@ TEST(TriangularSolve, SolvesEveryVariant) {
   for (DType dt : {DType::kFloat32, DType::kFloat64}) {
     testing::X64Scope x64(dt == DType::kFloat64);
     const double tol = dt == DType::kFloat32 ? 1e-4 : 1e-11;
-    for (int64_t m : {1, 3, 17}) {
+    // 32/33: both sides of linalg_small.h's threshold (own loops vs cblas_?trsm).
+    for (int64_t m : {1, 3, 17, 32, 33}) {
       for (int64_t n : {1, 4}) {
         for (int flags = 0; flags < 16; ++flags) {
           const bool left = flags & 1, lower = flags & 2, trans = flags & 4, unit = flags & 8;
@@ -293,7 +294,7 @@ TEST(Cholesky, ReconstructsAndNaNsForNonPD) {
   for (DType dt : {DType::kFloat32, DType::kFloat64}) {
     testing::X64Scope x64(dt == DType::kFloat64);
     const double tol = dt == DType::kFloat32 ? 2e-4 : 1e-11;
-    for (int64_t n : {0, 1, 2, 5, 40}) {
+    for (int64_t n : {0, 1, 2, 5, 32, 33, 40}) {  // 32/33: own loop vs ?potrf
       Array a = random_spd({3}, n, dt);
       Array l = tl::cholesky(a);
       ASSERT_EQ(l.shape(), a.shape());
@@ -377,8 +378,18 @@ TEST(Lu, FactorsRectangularAndSingular) {
   for (DType dt : {DType::kFloat32, DType::kFloat64}) {
     testing::X64Scope x64(dt == DType::kFloat64);
     const double tol = dt == DType::kFloat32 ? 1e-5 : 1e-13;
-    for (auto [m, n] :
-         {std::pair<int64_t, int64_t>{1, 1}, {4, 4}, {5, 3}, {3, 6}, {0, 2}, {2, 0}, {30, 30}}) {
+    for (auto [m, n] : {std::pair<int64_t, int64_t>{1, 1},
+                        {4, 4},
+                        {5, 3},
+                        {3, 6},
+                        {0, 2},
+                        {2, 0},
+                        {30, 30},
+                        {32, 32},
+                        {33, 33},
+                        {40, 20},
+                        {20, 40},
+                        {33, 5}}) {  // 32 vs 33: own loop vs ?getrf
       Array a = random_array({2, m, n}, dt);
       if (m == 4)
         a = lax::mul(a, lax::convert_element_type(  // a zero column: singular
