@@ -381,3 +381,38 @@ def test_float32_gradients_vs_float64(rng):
             jax.config.update("jax_enable_x64", old)
         assert g32.dtype == np.float32
         np.testing.assert_allclose(g32, g64, rtol=1e-3, atol=1e-4, err_msg=str(i))
+
+
+def test_subset_by_index_vs_numpy(rng, x64):
+    """lax.linalg.eigh / svd and jnp.linalg.svd with subset_by_index=(start, end): eigenvalues
+    counted in ascending order, singular values in descending order (JAX's convention), under
+    jit and grad; JAX's errors for bad ranges and for full_matrices."""
+    a = rng.standard_normal((2, 7, 5))
+    s_np = np.linalg.svd(a, compute_uv=False)
+    for lo, hi in [(0, 5), (1, 3), (4, 5), (2, 2)]:
+        u, s, vh = lax_linalg.svd(a, full_matrices=False, subset_by_index=(lo, hi))
+        assert u.shape == (2, 7, hi - lo) and s.shape == (2, hi - lo) and vh.shape == (2, hi - lo, 5)
+        np.testing.assert_allclose(np.asarray(s), s_np[:, lo:hi], rtol=1e-10)
+        # u[:, k] s[k] vh[k] reproduces the projection of a on those singular directions.
+        recon = np.einsum("bik,bk,bkj->bij", np.asarray(u), np.asarray(s), np.asarray(vh))
+        un, sn, vhn = np.linalg.svd(a, full_matrices=False)
+        want = np.einsum("bik,bk,bkj->bij", un[..., lo:hi], sn[..., lo:hi], vhn[..., lo:hi, :])
+        np.testing.assert_allclose(recon, want, atol=1e-10)
+        only_s = jnp.linalg.svd(a, full_matrices=False, compute_uv=False, subset_by_index=(lo, hi))
+        np.testing.assert_allclose(np.asarray(only_s), s_np[:, lo:hi], rtol=1e-10)
+    sym = _sym(rng, (6, 6), np.float64)
+    w_np = np.linalg.eigvalsh(sym)
+    v, w = jax.jit(lambda x: lax_linalg.eigh(x, subset_by_index=(2, 5)))(sym)
+    np.testing.assert_allclose(np.asarray(w), w_np[2:5], rtol=1e-10)
+    np.testing.assert_allclose(sym @ np.asarray(v), np.asarray(v) * np.asarray(w), atol=1e-10)
+    f = lambda x: lax_linalg.eigh(x, symmetrize_input=False, subset_by_index=(1, 3))[1].sum()
+    g = np.asarray(jax.grad(f)(sym))
+    # d(sum of eigenvalues 1, 2)/dA = v1 v1ᵀ + v2 v2ᵀ (symmetrize_input=False: the raw derivative).
+    vn = np.linalg.eigh(sym)[1][:, 1:3]
+    np.testing.assert_allclose(g, vn @ vn.T, atol=1e-8)
+    with pytest.raises(ValueError, match="full_matrices and subset_by_index"):
+        lax_linalg.svd(a, subset_by_index=(0, 2))
+    with pytest.raises(ValueError, match="exceeds"):
+        lax_linalg.eigh(sym, subset_by_index=(0, 7))
+    with pytest.raises(ValueError, match="non-negative"):
+        lax_linalg.svd(a, full_matrices=False, subset_by_index=(-1, 2))

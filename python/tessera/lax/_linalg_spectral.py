@@ -13,24 +13,53 @@ def symmetrize(x):
     return _C.symmetrize(x)
 
 
+def _subset(name, subset_by_index, rank, full_matrices=False):
+    """JAX's checks of subset_by_index=(start, end) (end exclusive) against the number of
+    eigen/singular values; returns (start, end) as ints."""
+    try:
+        lo, hi = (int(i) for i in subset_by_index)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: subset_by_index must be a pair (start, end) of ints, got "
+                         f"{subset_by_index!r}.") from None
+    if lo < 0:
+        raise ValueError(f"{name}: indices in subset_by_index must be non-negative, got "
+                         f"{(lo, hi)}.")
+    if hi > rank:
+        raise ValueError(f"{name}: subset_by_index[1] = {hi} exceeds the number of values "
+                         f"({rank}).")
+    if hi < lo:
+        raise ValueError(f"{name}: subset_by_index {(lo, hi)} is an invalid range.")
+    if full_matrices and (lo, hi) != (0, rank):
+        raise ValueError(f"{name}: full_matrices and subset_by_index cannot both be set; pass "
+                         "full_matrices=False.")
+    return lo, hi
+
+
 def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True, subset_by_index=None):
     """The eigendecomposition of symmetric matrices: (v, w), v's columns the eigenvectors, w the
     eigenvalues in ascending order."""
-    if subset_by_index is not None:
-        raise NotImplementedError("eigh: subset_by_index is not implemented in Tessera; compute "
-                                  "all eigenvalues and slice them.")
     v, w = _C.lax_eigh(x, bool(lower), bool(symmetrize_input), bool(sort_eigenvalues))
+    if subset_by_index is not None:
+        # (start, end) of the eigenvalues in ascending order: computed in full, then sliced (the
+        # slice's transpose gives the gradient).
+        lo, hi = _subset("eigh", subset_by_index, w.shape[-1])
+        v, w = v[..., :, lo:hi], w[..., lo:hi]
     return v, w
 
 
 def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
     """Singular value decomposition: (u, s, vh) when compute_uv, else s (descending)."""
-    if subset_by_index is not None:
-        raise NotImplementedError("svd: subset_by_index is not implemented in Tessera; compute "
-                                  "all singular values and slice them.")
     if algorithm is not None:
         raise NotImplementedError("svd: only the default algorithm (LAPACK ?gesdd) exists in "
                                   "Tessera; pass algorithm=None.")
+    if subset_by_index is not None:
+        # (start, end) of the singular values in descending order (0 = the largest): the full
+        # reduced decomposition, sliced.
+        lo, hi = _subset("svd", subset_by_index, min(x.shape[-2:]), full_matrices)
+        if (lo, hi) != (0, min(x.shape[-2:])):
+            u, s, vh = _C.lax_svd(x, False, True)
+            s = s[..., lo:hi]
+            return (u[..., :, lo:hi], s, vh[..., lo:hi, :]) if compute_uv else s
     out = _C.lax_svd(x, bool(full_matrices), bool(compute_uv))
     return tuple(out) if compute_uv else out[0]
 

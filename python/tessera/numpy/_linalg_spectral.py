@@ -40,8 +40,18 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
     """(U, S, Vh) when compute_uv, else S; hermitian uses eigh as JAX."""
+    if subset_by_index is not None and not hermitian:
+        import tessera.numpy as jnp
+        from tessera.lax._linalg_spectral import svd as _lax_svd
+        a = jnp.asarray(a)
+        if not jnp.issubdtype(a.dtype, jnp.inexact):
+            a = a.astype(jnp.result_type(float))
+        out = _lax_svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
+                       subset_by_index=subset_by_index)
+        return SVDResult(*out) if compute_uv else out
     if subset_by_index is not None:
-        raise NotImplementedError("svd: subset_by_index is not implemented in Tessera.")
+        raise NotImplementedError("svd: subset_by_index with hermitian=True is not implemented "
+                                  "in Tessera; pass hermitian=False.")
     out = _C.svd(a, bool(full_matrices), bool(compute_uv), bool(hermitian))
     return SVDResult(*out) if compute_uv else out[0]
 
