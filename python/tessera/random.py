@@ -167,3 +167,6 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
     q, r = la.qr(normal(key, (*shape, n, n), dtype))
     d = jnp.diagonal(r, 0, -2, -1)
     return q * jnp.expand_dims(d / jnp.abs(d), -2)
+from tessera._src.random_multinomial import multinomial  # noqa: E402
+
+__all__ += ["multinomial"]

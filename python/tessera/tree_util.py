@@ -405,3 +405,24 @@ register_pytree_node(
     lambda aux, values: collections.defaultdict(aux[0], zip(aux[1], values)),
     lambda d: ((lambda vals, aux: (tuple(zip(map(DictKey, aux[1]), vals)), aux))(
         *_flatten_defaultdict(d))))
+
+
+class Partial(functools.partial):
+    """functools.partial as a pytree (jax.tree_util.Partial): the bound positional and keyword
+    arguments are its children and the function is static, so a Partial can be passed to and
+    returned from jit-compiled functions and transformed like any other pytree."""
+
+    def __new__(klass, func, *args, **kw):
+        # Unwrap a partial of a plain callable so that the function stays the static part (not
+        # another Partial whose arguments would be hidden from the tree).
+        if isinstance(func, functools.partial) and not isinstance(func, Partial):
+            original = func
+            func = Partial(original.func, *original.args, **original.keywords)
+        return super().__new__(klass, func, *args, **kw)
+
+
+register_pytree_node(
+    Partial,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, children: Partial(func, *children[0], **children[1]))
+__all__.append("Partial")

@@ -422,3 +422,7 @@ from tessera.numpy._extra import (  # noqa: E402,F401
     polymul, polysub, polyval, resize, rollaxis, setdiff1d, setxor1d, signedinteger, spacing,
     trapezoid, trim_zeros, ufunc, union1d, unpackbits, unsignedinteger, unstack, vander,
     vecdot, vecmat)
+from tessera.numpy._more import (  # noqa: E402,F401
+    bartlett, blackman, copy, diagflat, fmax, fmin, fromstring, hamming, hanning, isscalar,
+    iterable, kaiser, poly, polydiv, polyfit, roots, unique_all, unique_counts, unique_inverse,
+    unique_values, unwrap)
