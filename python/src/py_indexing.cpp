@@ -8,6 +8,7 @@
 #include "py_common.h"
 #include "tessera/lax_gather.h"
 #include "tessera/numpy_indexing.h"
+#include "tessera/ops.h"
 
 namespace tessera::python {
 
@@ -49,6 +50,26 @@ std::vector<int64_t> dims_of(py::handle h, const char* what) {
 }  // namespace
 
 void bind_indexing(py::module_& m) {
+  // jax.ops' segment reductions (python/tessera/ops.py wraps them).
+  for (auto [name, fn] :
+       {std::pair{"segment_sum", &ops::segment_sum}, std::pair{"segment_prod", &ops::segment_prod},
+        std::pair{"segment_max", &ops::segment_max}, std::pair{"segment_min", &ops::segment_min}}) {
+    m.def(
+        name,
+        [fn](py::handle data, py::handle ids, std::optional<int64_t> num_segments, bool sorted,
+             bool unique, py::handle mode) {
+          Array d = to_array(data), i = to_array(ids);
+          ops::SegmentOptions o;
+          o.indices_are_sorted = sorted;
+          o.unique_indices = unique;
+          o.mode = parse_mode(mode);
+          py::gil_scoped_release nogil;
+          return fn(d, i, num_segments, o);
+        },
+        py::arg("data"), py::arg("segment_ids"), py::arg("num_segments") = py::none(),
+        py::arg("indices_are_sorted") = false, py::arg("unique_indices") = false,
+        py::arg("mode") = py::none());
+  }
   m.def(
       "_index_get",
       [](const Array& x, py::handle key, py::handle mode, py::handle fill_value, bool sorted,
