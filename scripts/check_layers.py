@@ -21,9 +21,9 @@ RULES = [
     (r"include/tessera/tessera\.h$", "umbrella"),
     (r"include/tessera/(nn|nn_initializers|random)\.h$|src/api/(nn_[a-z_]+|random)\.cpp$",
      "libraries"),
-    (r"include/tessera/(numpy[a-z_]*|io|debug|linalg[a-z_]*)\.h$", "libraries"),
+    (r"include/tessera/(numpy[a-z_]*|io|debug|linalg[a-z_]*|ops)\.h$", "libraries"),
     (r"src/api/linalg_[a-z_]+\.(cpp|h)$", "libraries"),
-    (r"src/api/(numpy_[a-z_]+|debug)\.(cpp|h)$", "libraries"),
+    (r"src/api/(numpy_[a-z_]+|debug|ops_[a-z_]+)\.(cpp|h)$", "libraries"),
     (r"src/io/", "libraries"),
     (r"include/tessera/(transforms[a-z_]*|jit|checkpoint|custom_derivatives[a-z_]*|"
      r"control_flow[a-z_]*|lax_cond|lax_scan|lax_assoc_scan)\.h$", "transforms"),
