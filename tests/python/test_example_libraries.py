@@ -539,7 +539,7 @@ def np_batchnorm(x, axes, eps, beta, gamma):
     return z
 
 
-@pytest.mark.parametrize("axis", [(0, 1, 2), (0,), 0, (0, 2), (1, 3)])
+@pytest.mark.parametrize("axis", [(0, 1, 2), (0,), 0, (0, 2), (1, 3), np.int64(2)])
 @pytest.mark.parametrize("center,scale", [(True, True), (True, False), (False, True),
                                           (False, False)])
 def test_batchnorm(rng, axis, center, scale):
@@ -547,7 +547,7 @@ def test_batchnorm(rng, axis, center, scale):
     eps = float(rng.choice([1e-5, 1e-2]))
     init_fun, apply_fun = stax.BatchNorm(axis=axis, epsilon=eps, center=center, scale=scale)
     out_shape, (beta, gamma) = init_fun(fresh_key(rng), x.shape)
-    axes = (axis,) if isinstance(axis, int) else axis
+    axes = (int(axis),) if np.ndim(axis) == 0 else axis
     pshape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
     assert out_shape == x.shape
     # default initializers: beta zeros, gamma ones; () when disabled
@@ -695,7 +695,8 @@ CONV_CASES = [
 
 
 @needs_conv
-@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{c[0]}-{c[5]}")
+@pytest.mark.parametrize("case", CONV_CASES,
+                         ids=lambda c: f"{c[0]}-{c[5] if isinstance(c[5], str) else 'pairs'}")
 def test_general_conv(rng, case):
     dn, in_shape, out_chan, filt, strides, padding = case
     x = rng.standard_normal(in_shape).astype(np.float32)
@@ -766,7 +767,8 @@ TRANSPOSE_CASES = [
 
 
 @needs_conv_transpose
-@pytest.mark.parametrize("case", TRANSPOSE_CASES, ids=lambda c: f"{c[0]}-{c[5]}")
+@pytest.mark.parametrize("case", TRANSPOSE_CASES,
+                         ids=lambda c: f"{c[0]}-{c[5] if isinstance(c[5], str) else 'pairs'}")
 def test_conv_transpose(rng, case):
     name, in_shape, out_chan, filt, strides, padding = case
     x = rng.standard_normal(in_shape).astype(np.float32)
@@ -838,12 +840,15 @@ POOL_CASES = [
     ((2, 3), (2, 2), "SAME", "NCHW", (1, 3, 5, 8)),
     ((3,), (2,), "VALID", None, (2, 9, 4)),
     ((2, 2), (1, 3), "VALID", "HWCN", (6, 7, 2, 2)),
+    ((2, 3), (2, 2), [(0, 0), (1, 0), (0, 2), (0, 0)], None, (2, 5, 6, 3)),
 ]
 
 
 @needs_reduce_window
 @pytest.mark.parametrize("kind", ["MaxPool", "SumPool", "AvgPool"])
-@pytest.mark.parametrize("case", POOL_CASES, ids=lambda c: f"{c[0]}{c[2]}{c[3]}")
+@pytest.mark.parametrize(
+    "case", POOL_CASES,
+    ids=lambda c: f"{c[0]}-{c[2] if isinstance(c[2], str) else 'pairs'}-{c[3]}")
 def test_pooling(rng, kind, case):
     window, strides, padding, spec, in_shape = case
     x = rng.standard_normal(in_shape).astype(np.float32)

@@ -229,7 +229,7 @@ def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=z
     params (beta, gamma) have the shape of the input without `axis`; an absent one (center
     or scale False) is ().
     """
-    axis = (axis,) if isinstance(axis, int) else tuple(axis)
+    axis = (axis,) if jnp.ndim(axis) == 0 else tuple(axis)
 
     def init_fun(rng, input_shape):
         rank = len(input_shape)
@@ -315,8 +315,13 @@ def _pooling_layer(name, reducer, init_val, average=False):
                 return out
             # Divide by the number of in-bounds elements of each window (padding excluded).
             spatial_shape = tuple(d for i, d in enumerate(inputs.shape) if i not in non_spatial)
+            spatial_padding = padding
+            if not isinstance(padding, str):  # full-rank pairs: keep the spatial ones
+                spatial_padding = [tuple(p) for i, p in enumerate(padding)
+                                   if i not in non_spatial]
             counts = lax.reduce_window(jnp.ones(spatial_shape, dtype=inputs.dtype), 0.0,
-                                       lax.add, spatial_window, spatial_strides, padding)
+                                       lax.add, spatial_window, spatial_strides,
+                                       spatial_padding)
             for i in sorted(non_spatial):
                 counts = jnp.expand_dims(counts, i)
             return out / counts
