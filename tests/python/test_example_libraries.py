@@ -611,7 +611,8 @@ def test_serial_passes_rngs_to_dropout():
 # ---------------------------------------------------------------- training
 
 def test_mlp_adam_under_jit_reduces_loss(rng):
-    # Regression onto a fixed random teacher; 150 jitted adam steps must cut the loss 5x.
+    # Regression onto a random teacher; 150 jitted adam steps must cut the loss 10x (over 40
+    # seeds the smallest cut seen was 55x, the median ~500x).
     n, d = 128, 4
     X = rng.standard_normal((n, d)).astype(np.float32)
     w_true = rng.standard_normal((d, 1)).astype(np.float32)
@@ -636,7 +637,7 @@ def test_mlp_adam_under_jit_reduces_loss(rng):
     for i in range(150):
         _, state = step(i, state)
     last = float(loss(get_params(state)))
-    assert last < first / 5, (first, last)
+    assert last < first / 10, (first, last)
 
 
 # ---------------------------------------------------------------- convolution and pooling
