@@ -170,6 +170,11 @@ def test_vmap_unravel_equals_loop(rng):
     for b in range(4):
         assert_trees_equal(jax.tree_util.tree_map(lambda x: x[b], got),
                            unravel(jnp.asarray(batch[b])))
+    # and vmap of ravel over a batched tree: row b is the ravel of tree b
+    stacked = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[unravel(jnp.asarray(r))
+                                                                  for r in batch])
+    flats = jax.vmap(lambda t: ravel_pytree(t)[0])(stacked)
+    np.testing.assert_array_equal(np.asarray(flats), batch)
 
 
 def loss(tree):
