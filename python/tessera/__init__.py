@@ -64,6 +64,7 @@ from tessera import random
 from tessera import scipy
 from tessera import tree
 from tessera import tree_util
+from tessera import flatten_util
 from tessera import sharding
 from tessera.lax import stop_gradient
 
