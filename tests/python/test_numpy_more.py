@@ -174,3 +174,20 @@ def test_multinomial_moments_and_counts():
     assert got[1, 0] == 0
     with pytest.raises(ValueError, match="categories"):
         random.multinomial(random.PRNGKey(0), 3, jnp.ones(3) / 3, shape=(4, 2))
+
+
+def test_dtypes_module_and_broadcast_shapes():
+    assert jax.dtypes.result_type(jnp.ones(2, jnp.int8), 2.0) == jnp.float32
+    assert jax.dtypes.result_type(1.0, return_weak_type_flag=True) == (jnp.float32, True)
+    assert jax.dtypes.result_type(jnp.ones(2), return_weak_type_flag=True)[1] is False
+    assert jax.dtypes.issubdtype(random.key(0).dtype, jax.dtypes.prng_key)
+    assert jax.dtypes.issubdtype(random.key(0).dtype, jax.dtypes.extended)
+    assert not jax.dtypes.issubdtype(jnp.float32, jax.dtypes.prng_key)
+    assert jax.dtypes.issubdtype(jnp.bfloat16, jnp.floating)
+    assert jax.dtypes.scalar_type_of(jnp.ones(2, jnp.int8)) is int
+    assert jax.dtypes.scalar_type_of(jnp.ones(2, jnp.bfloat16)) is float
+    assert jax.dtypes.is_weakly_typed(3.0) and not jax.dtypes.is_weakly_typed(jnp.ones(2))
+    assert jnp.zeros(2, jax.dtypes.bfloat16).dtype == jnp.bfloat16
+    assert lax.broadcast_shapes((2, 1), (3,), ()) == (2, 3)
+    with pytest.raises(ValueError, match="Incompatible shapes"):
+        lax.broadcast_shapes((2,), (3,))

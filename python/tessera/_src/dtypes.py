@@ -153,3 +153,66 @@ def iinfo(dtype):
 
 
 float0 = _np.dtype([("float0", "V")])
+
+
+# ---- the rest of jax.dtypes' public names ----
+class extended(_np.generic):
+    """The abstract parent of JAX's extended dtypes (PRNG key dtypes), for issubdtype."""
+
+
+class prng_key(extended):
+    """The abstract dtype of typed PRNG key arrays: dtypes.issubdtype(k.dtype, prng_key)."""
+
+
+def _jnp():
+    from tessera import numpy as jnp
+    return jnp
+
+
+def result_type(*args, return_weak_type_flag=False):
+    """The dtype JAX's promotion gives args (canonicalized: 32-bit unless x64); with
+    return_weak_type_flag, (dtype, weak) — weak when every argument is weakly typed."""
+    dt = _jnp().result_type(*args)
+    if not return_weak_type_flag:
+        return dt
+    return dt, bool(args) and all(is_weakly_typed(a) for a in args)
+
+
+def issubdtype(a, b):
+    """jnp.issubdtype, extended with the key dtypes: a key dtype is a subtype of prng_key and of
+    extended only."""
+    if a is key_dtype or (isinstance(a, str) and a.startswith("key")):
+        return b in (prng_key, extended) or b is key_dtype
+    if b in (prng_key, extended):
+        return False
+    return _jnp().issubdtype(a, b)
+
+
+def is_weakly_typed(x):
+    """Python scalars and Arrays created from them are weakly typed."""
+    if isinstance(x, (bool, int, float, complex)):
+        return True
+    return bool(getattr(x, "weak_type", False))
+
+
+def scalar_type_of(x):
+    """The Python scalar type (bool, int, float) of x's dtype kind."""
+    d = _jnp().result_type(x)
+    if d == bfloat16_dtype:
+        return float
+    kind = _np.dtype(d).kind
+    if kind == "b":
+        return bool
+    if kind in "iu":
+        return int
+    if kind == "f":
+        return float
+    if kind == "c":
+        return complex
+    raise TypeError(f"Invalid scalar value {x!r}")
+
+
+def __getattr__(name):
+    if name == "bfloat16":
+        return _jnp().bfloat16
+    raise AttributeError(f"module 'tessera.dtypes' has no attribute {name!r}")

@@ -76,3 +76,14 @@ def conj(x):
                                           ("float", "bfloat", "int", "uint")):
         raise TypeError(f"conj does not accept dtype {x.dtype}.")
     return x
+
+
+def broadcast_shapes(*shapes):
+    """The NumPy broadcast of the shapes (tuples of ints); ValueError when they do not
+    broadcast."""
+    import numpy as np
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(map(tuple, shapes))}"
+                         ) from None
