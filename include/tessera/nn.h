@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "tessera/array.h"
@@ -106,5 +107,26 @@ Array standardize(const ArrayLike& x, const AxisArg& axis = -1,
 // dtype defaults to the default float (float32; float64 with x64).
 Array one_hot(const ArrayLike& x, int64_t num_classes, std::optional<DType> dtype = std::nullopt,
               int64_t axis = -1);
+
+// jax.nn.dot_product_attention's keywords.
+struct AttentionOptions {
+  std::optional<ArrayLike> bias{};  // broadcastable to [B, N, T, S] (fewer dims: leading 1s)
+  std::optional<ArrayLike> mask{};  // bool, broadcastable to [B, N, T, S]: false = masked out
+  std::optional<double> scale{};    // none: 1 / sqrt(H)
+  bool is_causal = false;           // query t attends to keys s <= t
+  std::optional<ArrayLike> query_seq_lengths{};      // int32 [B]: valid queries per batch row
+  std::optional<ArrayLike> key_value_seq_lengths{};  // int32 [B]: valid keys per batch row
+  // (left, right): query t attends to keys in [t - left, t + right].
+  std::optional<std::pair<int64_t, int64_t>> local_window_size{};
+  std::string implementation{};  // "" (None) or "xla"; "cudnn" needs a GPU
+};
+
+// Scaled dot-product attention, JAX's XLA formulation: query [B, T, N, H] (or [T, N, H]), key
+// and value [B, S, K, H] with N a multiple of K (grouped-query attention: query head n uses key
+// head n / (N / K)); logits in float32 (or wider), masked entries set to -0.7 * the dtype's max,
+// softmax in float32, probabilities cast to the key's dtype, then weighted values:
+// [B, T, N, H]. With both sequence lengths given, query rows past their length are zero.
+Array dot_product_attention(const ArrayLike& query, const ArrayLike& key, const ArrayLike& value,
+                            const AttentionOptions& options = {});
 
 }  // namespace tessera::nn

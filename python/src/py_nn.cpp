@@ -87,6 +87,27 @@ void bind_nn(py::module_& m) {
         return nn::glu(a, ax);
       },
       py::arg("x"), py::arg("axis") = -1);
+  nnm.def(
+      "dot_product_attention",
+      [](py::handle q, py::handle k, py::handle v, py::handle bias, py::handle mask,
+         std::optional<double> scale, bool is_causal, py::handle q_len, py::handle kv_len,
+         std::optional<std::pair<int64_t, int64_t>> window, std::string implementation) {
+        Array qa = to_array(q), ka = to_array(k), va = to_array(v);
+        nn::AttentionOptions o;
+        o.bias = opt_arraylike(bias);
+        o.mask = opt_arraylike(mask);
+        o.scale = scale;
+        o.is_causal = is_causal;
+        o.query_seq_lengths = opt_arraylike(q_len);
+        o.key_value_seq_lengths = opt_arraylike(kv_len);
+        o.local_window_size = window;
+        o.implementation = std::move(implementation);
+        py::gil_scoped_release nogil;
+        return nn::dot_product_attention(qa, ka, va, o);
+      },
+      py::arg("query"), py::arg("key"), py::arg("value"), py::arg("bias"), py::arg("mask"),
+      py::arg("scale"), py::arg("is_causal"), py::arg("query_seq_lengths"),
+      py::arg("key_value_seq_lengths"), py::arg("local_window_size"), py::arg("implementation"));
   def_normalizing(nnm, "softmax", nn::softmax);
   def_normalizing(nnm, "log_softmax", nn::log_softmax);
   nnm.def(

@@ -163,3 +163,30 @@ def one_hot(x, num_classes, *, dtype=_jnp.float_, axis=-1):
     """x's labels one-hot encoded along a new axis; labels outside [0, num_classes) give
     all-zero rows. dtype jnp.float_ is the default float (float32 unless x64)."""
     return _C.one_hot(x, num_classes, dtype, axis)
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
+                          is_causal=False, query_seq_lengths=None, key_value_seq_lengths=None,
+                          local_window_size=None, implementation=None, return_residual=False):
+    """Scaled dot-product attention, softmax(q kᵀ · scale + bias, masked) v, as jax.nn's XLA
+    implementation: query [B, T, N, H] (or [T, N, H]), key/value [B, S, K, H] with N a multiple
+    of K (grouped-query attention); mask is boolean (True = attend); is_causal, sequence lengths
+    and a local window add to it. Logits and softmax in float32; the result has the inputs'
+    dtype and query's shape."""
+    if return_residual:
+        raise NotImplementedError("dot_product_attention: return_residual=True is not "
+                                  "implemented in Tessera.")
+    if local_window_size is not None:
+        if isinstance(local_window_size, int):
+            local_window_size = (local_window_size, local_window_size)
+        local_window_size = tuple(int(w) for w in local_window_size)
+        if len(local_window_size) != 2:
+            raise ValueError("dot_product_attention: local_window_size must be an int or a "
+                             f"pair (left, right), got {local_window_size}")
+    return _C.dot_product_attention(query, key, value, bias, mask,
+                                    None if scale is None else float(scale), bool(is_causal),
+                                    query_seq_lengths, key_value_seq_lengths, local_window_size,
+                                    "" if implementation is None else str(implementation))
+
+
+__all__.append("dot_product_attention")
