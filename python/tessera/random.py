@@ -140,8 +140,8 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
 
 from tessera._src.random_dists import (  # noqa: E402
     ball, beta, binomial, chisquare, dirichlet, double_sided_maxwell, f, gamma,
-    generalized_normal, geometric, loggamma, lognormal, maxwell, multivariate_normal, pareto,
-    poisson, t, triangular, wald)
+    generalized_normal, geometric, loggamma, lognormal, maxwell, multivariate_normal, orthogonal,
+    pareto, poisson, t, triangular, wald)
 
 __all__ += [
     "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "f", "generalized_normal",
@@ -149,21 +149,3 @@ __all__ += [
     "geometric", "triangular", "wald", "multivariate_normal",
 ]
 
-
-def orthogonal(key, n, shape=(), dtype=None, m=None):
-    """Haar-distributed orthogonal matrices of shape ``(*shape, n, n)``: the Q of a standard
-    normal matrix's QR decomposition with its columns multiplied by sign(diag(R)), as JAX's."""
-    import operator
-
-    from tessera import numpy as jnp
-    from tessera.numpy import linalg as la
-
-    n = operator.index(n)
-    if m is not None and operator.index(m) != n:
-        raise NotImplementedError("random.orthogonal: m != n (semi-orthogonal matrices) is not "
-                                  "implemented in Tessera; pass m=None.")
-    shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(
-        operator.index(d) for d in shape)
-    q, r = la.qr(normal(key, (*shape, n, n), dtype))
-    d = jnp.diagonal(r, 0, -2, -1)
-    return q * jnp.expand_dims(d / jnp.abs(d), -2)
