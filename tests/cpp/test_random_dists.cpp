@@ -18,6 +18,7 @@
 #include <cstring>
 #include <functional>
 #include <numbers>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -534,6 +535,42 @@ TEST(RandomDists, MultivariateNormalAndOrthogonal) {
   for (size_t i = 0; i < t.size(); ++i) t[i] = qv[9 * i];
   EXPECT_LT(ks_statistic(t, [](double s) { return std::clamp((s + 1) / 2, 0.0, 1.0); }),
             ks_bound(t.size()));
+}
+
+// Fresh parameters (drawn from the printed test seed) with fixed keys: the same CDF/PMF checks.
+TEST(RandomDists, FreshParameters) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  auto draw = [&](double lo, double hi) {
+    return static_cast<double>(static_cast<float>(lo + (hi - lo) * unit(testing::rng())));
+  };
+  constexpr int64_t n = 1 << 13;
+  for (int rep = 0; rep < 3; ++rep) {
+    const double a = draw(0.1, 12.0), b = draw(0.1, 12.0);
+    const std::vector<double> g = to_doubles(rnd::gamma(key_of(160 + rep), a, Shape{n}));
+    EXPECT_LT(ks_statistic(g, [a](double v) { return gammp(a, v); }), ks_bound(n))
+        << "gamma a=" << a;
+    const std::vector<double> x = to_doubles(rnd::beta(key_of(170 + rep), a, b, Shape{n}));
+    EXPECT_LT(ks_statistic(x, [a, b](double v) { return betai(a, b, v); }), ks_bound(n))
+        << "beta " << a << " " << b;
+    const double lam = draw(0.2, 60.0);
+    check_discrete(
+        to_doubles(rnd::poisson(key_of(180 + rep), lam, Shape{n})),
+        [lam](int64_t k) {
+          return std::exp(-lam + static_cast<double>(k) * std::log(lam) - log_factorial(k));
+        },
+        "poisson " + std::to_string(lam));
+    const int64_t cnt = 1 + static_cast<int64_t>(draw(0.0, 300.0));
+    const double p = draw(0.02, 0.98);
+    check_discrete(
+        to_doubles(rnd::binomial(key_of(190 + rep), static_cast<double>(cnt), p, Shape{n})),
+        [cnt, p](int64_t k) {
+          if (k < 0 || k > cnt) return 0.0;
+          return std::exp(log_factorial(cnt) - log_factorial(k) - log_factorial(cnt - k) +
+                          static_cast<double>(k) * std::log(p) +
+                          static_cast<double>(cnt - k) * std::log1p(-p));
+        },
+        "binomial " + std::to_string(cnt) + " " + std::to_string(p));
+  }
 }
 
 // ---------------------------------------------------------------- gradients
