@@ -603,6 +603,24 @@ TEST(RandomDists, GammaGradientIsTheImplicitDerivative) {
   }
 }
 
+// The gradient composes with jit (same bits as eager) and vmap over keys (the per-key loop).
+TEST(RandomDists, GammaGradientUnderJitAndVmap) {
+  const Array a = f32s({0.3, 1.5, 6.0});
+  auto g = [](const Array& k, const Array& al) {
+    return grad([&k](const Array& x) { return tnp::sum(rnd::gamma(k, x)); })(al);
+  };
+  const Array k = key_of(155);
+  EXPECT_EQ(to_doubles(jit(g)(k, a)), to_doubles(g(k, a)));
+  const Array keys = rnd::split(k, 3);
+  const Array got = vmap(g, {0, std::nullopt})(keys, a);
+  std::vector<Array> loop;
+  for (int i = 0; i < 3; ++i) loop.push_back(g(lax::index_in_dim(keys, i, 0, false), a));
+  EXPECT_EQ(to_doubles(got), to_doubles(tnp::stack(loop)));
+  // beta's gradient flows through loggamma's rule: a sample grows with a (quantiles do).
+  const Array gb = grad([&k](const Array& x) { return tnp::sum(rnd::beta(k, x, 2.0)); })(a);
+  for (double v : to_doubles(gb)) EXPECT_TRUE(std::isfinite(v) && v > 0.0) << v;
+}
+
 // ---------------------------------------------------------------- transformations
 
 std::vector<std::pair<std::string, std::function<Array(const Array&)>>> draws() {
