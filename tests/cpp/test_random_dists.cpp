@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/config.h"
 #include "tessera/jit.h"
 #include "tessera/lax.h"
 #include "tessera/linalg_solve.h"
@@ -704,6 +705,20 @@ TEST(RandomDists, ShapesDtypesAndSpecialValues) {
     EXPECT_EQ(rnd::poisson(k, 2.0).dtype(), DType::kInt64);
     const std::vector<double> x = to_doubles(rnd::gamma(k, 2.5, Shape{kN / 4}, DType::kFloat64));
     EXPECT_LT(ks_statistic(x, [](double v) { return gammp(2.5, v); }), ks_bound(x.size()));
+  }
+  // JAX's older counter layout (jax_threefry_partitionable=False): other samples, same law.
+  {
+    const std::vector<double> part = to_doubles(rnd::gamma(k, 2.5, Shape{kN / 4}));
+    config::ScopedFlag flag("jax_threefry_partitionable", false);
+    const std::vector<double> x = to_doubles(rnd::gamma(k, 2.5, Shape{kN / 4}));
+    EXPECT_NE(x, part);
+    EXPECT_LT(ks_statistic(x, [](double v) { return gammp(2.5, v); }), ks_bound(x.size()));
+    check_discrete(
+        to_doubles(rnd::poisson(k, 20.0, Shape{kN / 4})),
+        [](int64_t j) {
+          return std::exp(-20.0 + static_cast<double>(j) * std::log(20.0) - log_factorial(j));
+        },
+        "poisson, partitionable=False");
   }
   // binomial's special values: nan for p < 0, nan p and negative n; inf for infinite n; 0/n at
   // p = 0/1.
