@@ -112,3 +112,6 @@ Array choice(const Array& key, const Array& a, const Shape& shape = {}, bool rep
              const std::optional<Array>& p = std::nullopt, int64_t axis = 0);
 
 }  // namespace tessera::random
+
+// The distributions built on gamma, rejection loops and linear algebra.
+#include "tessera/random_dists.h"  // IWYU pragma: export

@@ -6,6 +6,7 @@
 namespace tessera::python {
 void bind_linalg_spectral(py::module_& m);  // py_linalg_spectral.cpp
 void bind_io(py::module_& m);               // py_io.cpp
+void bind_random_dists(py::module_& m);     // py_random_dists.cpp
 }  // namespace tessera::python
 
 PYBIND11_MODULE(_tessera, m) {
@@ -27,6 +28,7 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_linalg_spectral(m);
   tessera::python::bind_linalg_solve(m);
   tessera::python::bind_random(m);
+  tessera::python::bind_random_dists(m);
   tessera::python::bind_nn(m);
   tessera::python::bind_nn_initializers(m);
   tessera::python::bind_transforms(m);

@@ -140,8 +140,8 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
 
 from tessera._src.random_dists import (  # noqa: E402
     ball, beta, binomial, chisquare, dirichlet, double_sided_maxwell, f, gamma,
-    generalized_normal, geometric, loggamma, lognormal, maxwell, multivariate_normal, pareto,
-    poisson, t, triangular, wald)
+    generalized_normal, geometric, loggamma, lognormal, maxwell, multivariate_normal, orthogonal,
+    pareto, poisson, t, triangular, wald)
 
 __all__ += [
     "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "f", "generalized_normal",
@@ -149,6 +149,7 @@ __all__ += [
     "geometric", "triangular", "wald", "multivariate_normal",
 ]
 
+<<<<<<< HEAD
 
 def orthogonal(key, n, shape=(), dtype=None, m=None):
     """Haar-distributed orthogonal matrices of shape ``(*shape, n, n)``: the Q of a standard
@@ -170,3 +171,5 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
 from tessera._src.random_multinomial import multinomial  # noqa: E402
 
 __all__ += ["multinomial"]
+=======
+>>>>>>> rdistcpp
