@@ -149,27 +149,6 @@ __all__ += [
     "geometric", "triangular", "wald", "multivariate_normal",
 ]
 
-<<<<<<< HEAD
-
-def orthogonal(key, n, shape=(), dtype=None, m=None):
-    """Haar-distributed orthogonal matrices of shape ``(*shape, n, n)``: the Q of a standard
-    normal matrix's QR decomposition with its columns multiplied by sign(diag(R)), as JAX's."""
-    import operator
-
-    from tessera import numpy as jnp
-    from tessera.numpy import linalg as la
-
-    n = operator.index(n)
-    if m is not None and operator.index(m) != n:
-        raise NotImplementedError("random.orthogonal: m != n (semi-orthogonal matrices) is not "
-                                  "implemented in Tessera; pass m=None.")
-    shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(
-        operator.index(d) for d in shape)
-    q, r = la.qr(normal(key, (*shape, n, n), dtype))
-    d = jnp.diagonal(r, 0, -2, -1)
-    return q * jnp.expand_dims(d / jnp.abs(d), -2)
 from tessera._src.random_multinomial import multinomial  # noqa: E402
 
 __all__ += ["multinomial"]
-=======
->>>>>>> rdistcpp
