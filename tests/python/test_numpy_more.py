@@ -191,3 +191,24 @@ def test_dtypes_module_and_broadcast_shapes():
     assert lax.broadcast_shapes((2, 1), (3,), ()) == (2, 3)
     with pytest.raises(ValueError, match="Incompatible shapes"):
         lax.broadcast_shapes((2,), (3,))
+
+
+def test_array_sort_search_take_methods(rng):
+    """jax.Array's sort, argsort, argpartition, searchsorted, nonzero, compress and take methods
+    are the jnp functions."""
+    a = rng.standard_normal(9).astype(np.float32)
+    x = jnp.asarray(a)
+    np.testing.assert_array_equal(A(x.sort()), np.sort(a))
+    np.testing.assert_array_equal(A(x.argsort()), np.argsort(a, kind="stable"))
+    np.testing.assert_array_equal(A(x.argsort(descending=True)), np.argsort(-a, kind="stable"))
+    s = np.sort(a)
+    np.testing.assert_array_equal(A(jnp.asarray(s).searchsorted(a, side="right")),
+                                  np.searchsorted(s, a, side="right"))
+    np.testing.assert_array_equal(A(x.nonzero()[0]), np.nonzero(a)[0])
+    np.testing.assert_array_equal(A(x.compress(a > 0)), a[a > 0])
+    np.testing.assert_array_equal(A(x.take(np.array([0, 3]))), a[[0, 3]])
+    k = A(x.argpartition(4))
+    assert np.all(a[k[:4]] <= a[k[4]]) and np.all(a[k[5:]] >= a[k[4]])
+    m = jnp.asarray(rng.standard_normal((3, 4)).astype(np.float32))
+    np.testing.assert_array_equal(A(m.sort(axis=0)), np.sort(A(m), axis=0))
+    np.testing.assert_array_equal(A(jax.jit(lambda v: v.sort())(x)), np.sort(a))

@@ -143,6 +143,13 @@ _METHODS = {  # + - * / ** and comparisons are bound in C++ (python/src/py_array
     "repeat": lambda self, repeats, axis=None, *, total_repeat_length=None: _jnp().repeat(self, repeats, axis, total_repeat_length=total_repeat_length),
     "dot": lambda self, other: _jnp().dot(self, other),
     "copy": lambda self: _jnp().array(self, copy=True),
+    "sort": lambda self, axis=-1, *, kind=None, order=None, stable=True, descending=False: _jnp().sort(self, axis, kind=kind, order=order, stable=stable, descending=descending),
+    "argsort": lambda self, axis=-1, *, kind=None, order=None, stable=True, descending=False: _jnp().argsort(self, axis, kind=kind, order=order, stable=stable, descending=descending),
+    "argpartition": lambda self, kth, axis=-1: _jnp().argpartition(self, kth, axis),
+    "searchsorted": lambda self, v, side="left", sorter=None, *, method="scan": _jnp().searchsorted(self, v, side, sorter, method=method),
+    "nonzero": lambda self, *, fill_value=None, size=None: _jnp().nonzero(self, size=size, fill_value=fill_value),
+    "compress": lambda self, condition, axis=None, *, out=None, size=None, fill_value=0: _jnp().compress(condition, self, axis, out=out, size=size, fill_value=fill_value),
+    "take": lambda self, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, fill_value=None: _jnp().take(self, indices, axis, out, mode, unique_indices, indices_are_sorted, fill_value),
     "__copy__": lambda self: self,
     "__deepcopy__": lambda self, memo: self,
 }
