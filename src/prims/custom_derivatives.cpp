@@ -1,12 +1,17 @@
 // custom_jvp_call and custom_vjp_call (custom_derivatives.h): abstract eval from the sub-jaxpr,
 // eager evaluation of it, the user's JVP rule (custom_jvp) or fwd/bwd as a VJP override
 // (custom_vjp), and batching by vmapping the sub-jaxpr and the rules (as JAX batches both).
+// Transpose (both): a custom-derivative call met by transposition was applied to linear values
+// (a custom_vjp function called inside a custom_jvp rule's tangent computation, say), where the
+// custom rule no longer matters — as JAX's partial evaluation inlines the primal function there
+// — so the call's own body is transposed and evaluated inline.
 #include "prims/custom_derivatives.h"
 
 #include <string>
 
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
+#include "prims/call_rules.h"
 #include "tessera/errors.h"
 #include "tessera/lax.h"
 #include "trace/jaxpr_transforms.h"
@@ -107,6 +112,15 @@ trace::Staged batch_call(JaxprPtr call, std::span<const Array> vals, std::span<c
     return trace::batch_fun(trace::as_fun(call), xs, d, size);
   };
   return trace::stage(fb, avals_of_span(vals));
+}
+
+// The body transposed in its linear operands and evaluated inline (no custom rule survives).
+std::vector<Array> transpose_body(std::span<const Array> cts, std::span<const Array> args,
+                                  std::span<const Aval>, const Params& params) {
+  return call_transpose(call_of(params), cts, args,
+                        [](JaxprPtr body, std::span<const Array> operands) {
+                          return eval_jaxpr(*body, {}, operands);
+                        });
 }
 
 // ---- custom_jvp_call ----
@@ -218,6 +232,7 @@ void define_custom_jvp_call() {
   p.impl = [](const ExecContext&, std::span<const Array> args, const Params& params,
               std::span<const Aval>) { return eval_jaxpr(call_of(params), {}, args); };
   p.jvp = jvp_custom_jvp;
+  p.transpose = transpose_body;
   p.batch = batch_custom_jvp;
   register_primitive(p);
 }
@@ -362,6 +377,7 @@ void define_custom_vjp_call() {
     throw TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.");
   };
   p.vjp_override = vjp_custom_vjp;
+  p.transpose = transpose_body;
   p.batch = batch_custom_vjp;
   register_primitive(p);
 }

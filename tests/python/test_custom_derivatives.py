@@ -435,3 +435,38 @@ def test_closure_convert_hoists_traced_values(rng):
     conv, consts = jax.closure_convert(lambda x: x * w, x0)
     assert consts == []
     np.testing.assert_allclose(np.asarray(conv(x0)), A(x0) * A(w), rtol=1e-6)
+
+
+def test_custom_calls_applied_to_linear_values_transpose_through_their_body(rng):
+    """A custom_vjp (or custom_jvp) function called on tangents inside a custom_jvp rule is
+    linear there; reverse mode transposes its body (JAX inlines the primal function in that
+    case), and forward mode evaluates it."""
+    a = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    A = jnp.asarray(a, jnp.float32)
+
+    @jax.custom_vjp
+    def lin(r):
+        return jnp.linalg.solve(A, r)
+
+    lin.defvjp(lambda r: (lin(r), None), lambda res, ct: (jnp.linalg.solve(A.T, ct),))
+
+    @jax.custom_jvp
+    def smooth(r):
+        return r * 2.0
+
+    smooth.defjvp(lambda p, t: (smooth(p[0]), smooth(t[0])))
+
+    @jax.custom_jvp
+    def f(b):
+        return lin(b)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        return lin(primals[0]), smooth(lin(tangents[0]))
+
+    b = jnp.asarray(rng.standard_normal(3), jnp.float32)
+    _, t = jax.jvp(f, (b,), (b,))
+    np.testing.assert_allclose(np.asarray(t), 2 * np.linalg.solve(a, np.asarray(b)), rtol=1e-4)
+    g = jax.grad(lambda v: jnp.sum(f(v) * jnp.arange(1.0, 4.0)))(b)
+    np.testing.assert_allclose(np.asarray(g), 2 * np.linalg.solve(a.T, np.arange(1.0, 4.0)),
+                               rtol=1e-4)
