@@ -63,6 +63,12 @@ class NotImplementedError : public Error {
  public:
   using Error::Error;
 };
+// A name that nothing in scope binds, such as a collective's axis name outside any vmap/pmap
+// that names it (Python's NameError, as JAX's "unbound axis name").
+class NameError : public Error {
+ public:
+  using Error::Error;
+};
 // A bug in Tessera: please report it.
 class InternalError : public Error {
  public:

@@ -15,6 +15,7 @@
 #include "tessera/jaxpr_parse.h"
 #include "tessera/jit.h"
 #include "tessera/lax.h"
+#include "tessera/lax_parallel.h"
 #include "tessera/lax_assoc_scan.h"
 #include "tessera/lax_gather.h"
 #include "tessera/lax_sort.h"

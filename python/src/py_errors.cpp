@@ -85,6 +85,8 @@ void bind_errors(py::module_& m) {
       set_error(deleted ? PyExc_RuntimeError : PyExc_ValueError, e.what());
     } catch (const TypeError& e) {
       set_error(PyExc_TypeError, e.what());
+    } catch (const NameError& e) {
+      set_error(PyExc_NameError, e.what());
     } catch (const InternalError& e) {
       set_error(internal.ptr(), e.what());
     }

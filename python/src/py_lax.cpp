@@ -5,6 +5,7 @@
 #include <string>
 
 #include "py_common.h"
+#include "tessera/lax_parallel.h"
 
 namespace tessera::python {
 
@@ -324,9 +325,32 @@ void bind_slicing(py::module_& lax) {
 
 }  // namespace
 
+// Collectives over named axes (tessera/lax_parallel.h); python/tessera/lax/_parallel.py maps them
+// over pytrees.
+void bind_parallel(py::module_& lax) {
+  using Names = std::vector<std::string>;
+  lax.def("psum", [](const Array& x, const Names& n) { return lax::psum(x, n); });
+  lax.def("pmax", [](const Array& x, const Names& n) { return lax::pmax(x, n); });
+  lax.def("pmin", [](const Array& x, const Names& n) { return lax::pmin(x, n); });
+  lax.def("pmean", [](const Array& x, const Names& n) { return lax::pmean(x, n); });
+  lax.def("all_gather", [](const Array& x, const std::string& name, int64_t axis, bool tiled) {
+    return lax::all_gather(x, name, axis, tiled);
+  });
+  lax.def("axis_index", [](const std::string& name) { return lax::axis_index(name); });
+  lax.def("axis_size", [](const std::string& name) { return lax::axis_size(name); });
+  lax.def("psum_scatter", [](const Array& x, const std::string& name, int64_t dim, bool tiled) {
+    return lax::psum_scatter(x, name, dim, tiled);
+  });
+  lax.def("ppermute", [](const Array& x, const std::string& name,
+                         const std::vector<std::pair<int64_t, int64_t>>& perm) {
+    return lax::ppermute(x, name, perm);
+  });
+}
+
 void bind_lax(py::module_& m) {
   py::module_ lax = m.def_submodule("lax", "tessera.lax's C++ functions");
   bind_lax_core(lax);
+  bind_parallel(lax);
   bind_math(lax);
   bind_reductions(lax);
   bind_slicing(lax);

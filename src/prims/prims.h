@@ -95,4 +95,9 @@ void register_linalg_triangular_solve();
 void register_linalg_cholesky();
 void register_linalg_lu();
 
+// collectives.cpp: psum/pmax/pmin(x) {axes}; all_gather(x) {all_gather_dimension, axis_name,
+// axis_size, tiled} (named axes: vmap's today).
+extern Primitive psum_p, pmax_p, pmin_p, all_gather_p;
+void register_collectives();
+
 }  // namespace tessera::prims

@@ -63,6 +63,7 @@ void register_all() {
     prims::register_linalg_triangular_solve();
     prims::register_linalg_cholesky();
     prims::register_linalg_lu();
+    prims::register_collectives();
     prims::register_jit();
     g_registered.store(true, std::memory_order_release);
   });

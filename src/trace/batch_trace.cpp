@@ -47,6 +47,7 @@ std::vector<Array> BatchTrace::process_primitive(const Primitive& p, std::span<c
   std::pair<std::vector<Array>, std::vector<int64_t>> r;
   {
     TraceScope scope(parent());
+    RuleAxisScope axis_scope(axis_name_);
     r = p.batch(BatchAxis{axis_size_, axis_name_}, vals, dims, params);
   }
   std::vector<Array> outs;
@@ -55,6 +56,14 @@ std::vector<Array> BatchTrace::process_primitive(const Primitive& p, std::span<c
     outs.push_back(make(std::move(r.first[i]), r.second[i]));
   return outs;
 }
+
+namespace {
+thread_local std::string t_rule_axis;
+}
+
+RuleAxisScope::RuleAxisScope(std::string_view name) : prev_(t_rule_axis) { t_rule_axis = name; }
+RuleAxisScope::~RuleAxisScope() { t_rule_axis = std::move(prev_); }
+const std::string& rule_axis_name() { return t_rule_axis; }
 
 BatchTrace* find_batch_trace(std::string_view name) {
   for (Trace* t = current_trace(); t != nullptr; t = t->parent()) {

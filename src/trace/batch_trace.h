@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "trace/trace_util.h"
 
@@ -52,6 +53,21 @@ class BatchTrace final : public Trace, public std::enable_shared_from_this<Batch
   int64_t axis_size_;
   std::string axis_name_;
 };
+
+// The axis name of the batching rule running now ("" outside rules and for unnamed vmaps): a
+// rule batches its sub-jaxprs (batch_jaxpr, batch_fun) over the same axis, so they name their
+// batch traces after it and the collectives inside (psum ...) still find it.
+class RuleAxisScope {
+ public:
+  explicit RuleAxisScope(std::string_view name);
+  ~RuleAxisScope();
+  RuleAxisScope(const RuleAxisScope&) = delete;
+  RuleAxisScope& operator=(const RuleAxisScope&) = delete;
+
+ private:
+  std::string prev_;
+};
+const std::string& rule_axis_name();
 
 // The innermost live batch trace named `name` on the current trace chain, or null.
 BatchTrace* find_batch_trace(std::string_view name);

@@ -14,7 +14,9 @@ namespace {
 template <class Finish>
 std::vector<Array> run_batched(const Fun& f, std::span<const Array> xs,
                                std::span<const int64_t> dims, int64_t size, Finish finish) {
-  auto bt = std::make_shared<BatchTrace>(current_trace(), size, std::string());
+  // Named after the rule's axis when a batching rule batches its sub-jaxpr (collectives inside
+  // it find their axis), unnamed otherwise.
+  auto bt = std::make_shared<BatchTrace>(current_trace(), size, rule_axis_name());
   TraceLifetime life(bt.get());
   std::vector<Array> ins;
   ins.reserve(xs.size());
