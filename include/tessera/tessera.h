@@ -19,6 +19,7 @@
 #include "tessera/lax_gather.h"
 #include "tessera/lax_padding.h"
 #include "tessera/lax_sort.h"
+#include "tessera/lax_window.h"
 #include "tessera/linalg_solve.h"
 #include "tessera/linalg_spectral.h"
 #include "tessera/nn.h"
