@@ -203,19 +203,21 @@ void window_offsets(const Plan& plan, int64_t r, std::vector<int64_t>& offsets,
     o[d] = r % plan.out[d];
     r /= plan.out[d];
   }
-  offsets.assign(1, 0);
-  // Row-major over the window: expand one dimension at a time.
+  // Row-major over the window, expanded one dimension at a time in place: entry j of the
+  // previous dimensions becomes entries j * win .. j * win + win - 1, written from the back so
+  // that no entry is overwritten before it is read.
+  offsets.resize(static_cast<size_t>(plan.window_size));
+  offsets[0] = 0;
+  int64_t count = 1;
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t* row = plan.table[d].data() + o[d] * plan.win[d];
-    const size_t prev = offsets.size();
-    std::vector<int64_t> next;
-    next.reserve(prev * static_cast<size_t>(plan.win[d]));
-    for (size_t j = 0; j < prev; ++j)
-      for (int64_t k = 0; k < plan.win[d]; ++k) {
-        const int64_t base = offsets[j];
-        next.push_back(base < 0 || row[k] < 0 ? -1 : base + row[k] * plan.in_step[d]);
-      }
-    offsets.swap(next);
+    const int64_t w = plan.win[d], step = plan.in_step[d];
+    for (int64_t j = count - 1; j >= 0; --j) {
+      const int64_t base = offsets[j];
+      for (int64_t k = w - 1; k >= 0; --k)
+        offsets[j * w + k] = base < 0 || row[k] < 0 ? -1 : base + row[k] * step;
+    }
+    count *= w;
   }
 }
 

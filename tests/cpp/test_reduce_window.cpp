@@ -10,6 +10,7 @@
 #include <random>
 
 #include "prims/prims.h"
+#include "tessera/jaxpr_parse.h"
 #include "tessera/lax_window.h"
 #include "util/oracle.h"
 #include "util/test_util.h"
@@ -276,6 +277,66 @@ TEST(ReduceWindow, MonoidDetectionAndJaxprText) {
       std::vector<Array>{x, x}));
   EXPECT_NE(jv.find("select_and_gather_add["), std::string::npos) << jv;
   EXPECT_NE(jv.find("select_prim=ge"), std::string::npos) << jv;
+}
+
+TEST(ReduceWindow, JaxprTextParsesBackAndEvaluates) {
+  // Every primitive of the family, printed, parsed and evaluated against eager.
+  Array x = random_array({3, 8, 6, 2}, kF32);
+  Array t = random_array({3, 8, 6, 2}, kF32);
+  auto f = [](std::span<const Array> a) {
+    auto pool = [](std::span<const Array> b) {
+      return std::vector<Array>{lax::reduce_window_max(b[0], {1, 3, 2, 1}, {1, 2, 2, 1}, "SAME")};
+    };
+    auto [o, to] = flat::jvp(pool, std::vector<Array>{a[0]}, std::vector<Array>{a[1]});
+    Array s = lax::reduce_window_sum(a[0], {1, 2, 2, 1}, {}, "VALID", {1, 2, 1, 1});
+    Array m =
+        lax::reduce_window_min(a[0], {1, 2, 3, 1}, {}, lax::Pads{{0, 0}, {1, 0}, {0, 1}, {0, 0}});
+    Array p = lax::reduce_window(a[0], numpy::scalar(1.0, kF32),
+                                 [](const Array& u, const Array& v) { return lax::mul(u, v); },
+                                 {1, 2, 1, 1});
+    Array sc = lax::select_and_scatter_add(
+        to[0], a[0], true, {1, 3, 2, 1}, {1, 2, 2, 1},
+        lax::padtype_to_pads(a[0].shape(), Ints{1, 3, 2, 1}, Ints{1, 2, 2, 1}, "SAME"));
+    return std::vector<Array>{to[0], s, m, p, sc};
+  };
+  std::vector<Array> args{x, t};
+  ClosedJaxpr j = flat::make_jaxpr(f, args);
+  const std::string text = to_string(*j.jaxpr);
+  Jaxpr back = parse_jaxpr(text);
+  EXPECT_EQ(to_string(back), text);
+  std::vector<Array> got = eval_jaxpr(back, j.consts, args), want = f(args);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(to_doubles(got[i]), to_doubles(want[i])) << i;
+}
+
+TEST(ReduceWindow, GenericClosesOverTracedValues) {
+  // Under jit and grad, a value the computation closes over is a tracer: a const of the jaxpr,
+  // passed as a trailing operand.
+  testing::X64Scope x64;
+  Array x = random_array({5, 4}, kF64, 0.5, 1.5);
+  Array c = numpy::scalar(0.7, kF64);
+  auto f = [](const Array& a, const Array& k) {
+    return lax::reduce_window(
+        a, numpy::scalar(0.0, kF64),
+        [&](const Array& u, const Array& v) { return lax::add(u, lax::mul(k, v)); }, {2, 2}, {1, 1},
+        "SAME");
+  };
+  Array want = f(x, c);
+  const Win w{{2, 2},
+              {1, 1},
+              {1, 1},
+              {1, 1},
+              lax::padtype_to_pads(x.shape(), Ints{2, 2}, Ints{1, 1}, "SAME")};
+  std::vector<double> ref = ref_reduce(to_doubles(x), x.shape(), w, RefOp::kSum, 0.0);
+  for (double& v : ref) v *= 0.7;
+  EXPECT_EQ(testing::compare(to_doubles(want), ref, 1e-14, 1e-14), "");
+  auto jf = jit([&](const Array& a, const Array& k) { return f(a, k); });
+  EXPECT_EQ(testing::compare(to_doubles(jf(x, c)), to_doubles(want), 1e-14, 1e-14), "");
+  // d/dk sum(f) = sum of the windows' sums of x.
+  auto loss = [&](const Array& k) { return numpy::sum(f(x, k)); };
+  double s = 0;
+  for (double v : ref) s += v / 0.7;
+  EXPECT_NEAR(grad(loss)(c).item<double>(), s, 1e-10 * (1 + std::fabs(s)));
 }
 
 // sum(wt * op(x)) for the derivative checks.
