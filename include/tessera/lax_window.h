@@ -15,12 +15,15 @@
 #include <vector>
 
 #include "tessera/array.h"
-#include "tessera/lax.h"
 #include "tessera/lax_padding.h"
 
 namespace tessera::lax {
 
 using Pads = std::vector<std::pair<int64_t, int64_t>>;
+// (accumulators..., values...) -> accumulators..., on rank-0 values (lax::ReduceComputation's
+// type).
+using WindowComputation =
+    std::function<std::vector<Array>(const std::vector<Array>&, const std::vector<Array>&)>;
 
 // A padding argument: explicit (lo, hi) pairs, a PaddingType, or its name ("VALID", "SAME",
 // "SAME_LOWER", any case). Strings and types resolve as jax.lax.reduce_window does: through
@@ -65,7 +68,7 @@ Array reduce_window_min(const Array& x, const std::vector<int64_t>& window_dimen
 // reduce_window primitive.
 std::vector<Array> reduce_window(const std::vector<Array>& operands,
                                  const std::vector<Array>& init_values,
-                                 const ReduceComputation& computation,
+                                 const WindowComputation& computation,
                                  const std::vector<int64_t>& window_dimensions,
                                  const std::vector<int64_t>& window_strides = {},
                                  const WindowPadding& padding = PaddingType::kValid,

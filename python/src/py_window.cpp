@@ -69,7 +69,7 @@ void bind_window(py::module_& m) {
           [](py::sequence operands, py::sequence inits, py::function computation, py::object dims,
              py::object strides, py::object pads, py::object bdil, py::object wdil) {
             const char* op = "reduce_window";
-            lax::ReduceComputation body = [computation](const std::vector<Array>& accs,
+            lax::WindowComputation body = [computation](const std::vector<Array>& accs,
                                                         const std::vector<Array>& values) {
               py::gil_scoped_acquire gil;
               py::object r = computation(to_list(accs), to_list(values));

@@ -6,10 +6,10 @@
 #include <limits>
 #include <string>
 
-#include "prims/kernel_util.h"
-#include "prims/prims.h"
+#include "tessera/errors.h"
 #include "tessera/jaxpr.h"
 #include "tessera/param_types.h"
+#include "tessera/primitive.h"
 #include "trace/jaxpr_transforms.h"
 
 namespace tessera::lax {
@@ -58,23 +58,35 @@ Array monoid(const Primitive& prim, const Array& x, const std::vector<int64_t>& 
       window_params(resolve(x.shape(), dims, strides, padding, base_dilation, window_dilation)));
 }
 
-// Whether the concrete rank-0 x is the identity of add (0), max (-inf / lowest) or min (+inf /
-// highest), exactly.
-bool is_identity(const Array& x, const Primitive& p) {
+// The primitives by name (the lax wrappers sit below the families that define them).
+const Primitive& prim(const char* name) {
+  const Primitive* p = find_primitive(name);
+  if (p == nullptr) throw_internal("lax/window", std::string("primitive ") + name + " not found");
+  return *p;
+}
+
+// Whether the concrete rank-0 x is the identity of add (0), max (-inf / lowest / false) or min
+// (+inf / highest / true), exactly.
+bool is_identity(const Array& x, const std::string& op) {
   if (!x.is_concrete() || x.ndim() != 0 || is_extended(x.dtype()) || x.dtype() == DType::kFloat0)
     return false;
-  return kernels::dispatch_dtype(x.dtype(), [&]<class T>() {
-    using C = kernels::compute_t<T>;
-    const C v = kernels::load(*static_cast<const T*>(x.raw_data("reduce_window")));
-    if (&p == &prims::add) return !std::is_same_v<C, bool> && v == C(0);
-    if constexpr (std::is_floating_point_v<C>) {
-      if (&p == &prims::max) return v == -std::numeric_limits<C>::infinity();
-      return v == std::numeric_limits<C>::infinity();
-    } else {
-      if (&p == &prims::max) return v == std::numeric_limits<C>::lowest();
-      return v == std::numeric_limits<C>::max();
-    }
-  });
+  const DType dt = x.dtype();
+  const bool is_max = op == "max";
+  if (op == "add") return dt != DType::kBool && x.item<double>() == 0.0;
+  if (dt == DType::kBool) return x.item<bool>() == !is_max;
+  if (is_floating(dt))
+    return x.item<double>() == (is_max ? -std::numeric_limits<double>::infinity()
+                                       : std::numeric_limits<double>::infinity());
+  const int bits = static_cast<int>(itemsize(dt)) * 8;
+  if (is_signed_integer(dt)) {
+    const int64_t lo =
+        bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
+    const int64_t hi =
+        bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
+    return x.item<int64_t>() == (is_max ? lo : hi);
+  }
+  const uint64_t hi = bits == 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << bits) - 1;
+  return x.item<uint64_t>() == (is_max ? 0 : hi);
 }
 
 // The monoid primitive of a one-operand body `a op b` (either order) with its identity as init.
@@ -90,12 +102,12 @@ const Primitive* monoid_reducer(const Jaxpr& body, const Array& init) {
   auto is = [](const Atom& x, const Var& v) { return is_var(x) && std::get<Var>(x) == v; };
   if (!((is(e.invars[0], a) && is(e.invars[1], b)) || (is(e.invars[0], b) && is(e.invars[1], a))))
     return nullptr;
-  const Primitive* p = e.primitive;
-  if (p != &prims::add && p != &prims::max && p != &prims::min) return nullptr;
-  if (!is_identity(init, *p)) return nullptr;
-  return p == &prims::add   ? &prims::reduce_window_sum
-         : p == &prims::max ? &prims::reduce_window_max
-                            : &prims::reduce_window_min;
+  const std::string& op = e.primitive->name();
+  if (op != "add" && op != "max" && op != "min") return nullptr;
+  if (!is_identity(init, op)) return nullptr;
+  return &prim(op == "add"   ? "reduce_window_sum"
+               : op == "max" ? "reduce_window_max"
+                             : "reduce_window_min");
 }
 
 }  // namespace
@@ -120,27 +132,27 @@ Array reduce_window_sum(const Array& x, const std::vector<int64_t>& window_dimen
                         const std::vector<int64_t>& window_strides, const WindowPadding& padding,
                         const std::vector<int64_t>& base_dilation,
                         const std::vector<int64_t>& window_dilation) {
-  return monoid(prims::reduce_window_sum, x, window_dimensions, window_strides, padding,
+  return monoid(prim("reduce_window_sum"), x, window_dimensions, window_strides, padding,
                 base_dilation, window_dilation);
 }
 Array reduce_window_max(const Array& x, const std::vector<int64_t>& window_dimensions,
                         const std::vector<int64_t>& window_strides, const WindowPadding& padding,
                         const std::vector<int64_t>& base_dilation,
                         const std::vector<int64_t>& window_dilation) {
-  return monoid(prims::reduce_window_max, x, window_dimensions, window_strides, padding,
+  return monoid(prim("reduce_window_max"), x, window_dimensions, window_strides, padding,
                 base_dilation, window_dilation);
 }
 Array reduce_window_min(const Array& x, const std::vector<int64_t>& window_dimensions,
                         const std::vector<int64_t>& window_strides, const WindowPadding& padding,
                         const std::vector<int64_t>& base_dilation,
                         const std::vector<int64_t>& window_dilation) {
-  return monoid(prims::reduce_window_min, x, window_dimensions, window_strides, padding,
+  return monoid(prim("reduce_window_min"), x, window_dimensions, window_strides, padding,
                 base_dilation, window_dilation);
 }
 
 std::vector<Array> reduce_window(const std::vector<Array>& operands,
                                  const std::vector<Array>& init_values,
-                                 const ReduceComputation& computation,
+                                 const WindowComputation& computation,
                                  const std::vector<int64_t>& window_dimensions,
                                  const std::vector<int64_t>& window_strides,
                                  const WindowPadding& padding,
@@ -182,7 +194,7 @@ std::vector<Array> reduce_window(const std::vector<Array>& operands,
   std::vector<Array> args = operands;
   args.insert(args.end(), init_values.begin(), init_values.end());
   args.insert(args.end(), body.consts.begin(), body.consts.end());
-  return tessera::bind(prims::reduce_window, args,
+  return tessera::bind(prim("reduce_window"), args,
                        window_params(w, true, Params{{"jaxpr", intern(*body.jaxpr)}}));
 }
 
@@ -208,7 +220,7 @@ Array select_and_gather_add(const Array& tangents, const Array& operand, bool se
   Window w = resolve(operand.shape(), window_dimensions, window_strides, padding, base_dilation,
                      window_dilation);
   return bind1(
-      prims::select_and_gather_add, {tangents, operand},
+      prim("select_and_gather_add"), {tangents, operand},
       window_params(w, true, Params{{"select_prim", std::string(select_ge ? "ge" : "le")}}));
 }
 
@@ -217,7 +229,7 @@ Array select_and_scatter_add(const Array& source, const Array& operand, bool sel
                              const std::vector<int64_t>& window_strides, const Pads& padding) {
   Window w = resolve(operand.shape(), window_dimensions, window_strides, padding, {}, {});
   return bind1(
-      prims::select_and_scatter_add, {source, operand},
+      prim("select_and_scatter_add"), {source, operand},
       window_params(w, false, Params{{"select_prim", std::string(select_ge ? "ge" : "le")}}));
 }
 
