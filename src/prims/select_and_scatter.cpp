@@ -12,7 +12,8 @@
 // included as the identity (-inf for ge, +inf for le) with a zero tangent. The first candidate is
 // selected; each later candidate replaces the selection when select_prim(selected, candidate)
 // is false, so among equal values the first in window order wins (XLA's select semantics).
-// Floating dtypes only, as JAX's (16-bit floats compare in float32; scatter sums round per add).
+// Floating dtypes only, as JAX's (16-bit floats compare in float32; scatter sums of 16-bit floats
+// accumulate in float32 and round once).
 //
 // Kernels: gather runs output positions in parallel; scatter selects a chunk of windows in
 // parallel, then adds the chunk's sources in window order, in parallel over the contiguous inner

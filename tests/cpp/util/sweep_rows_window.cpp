@@ -282,7 +282,7 @@ std::vector<Row> rows_window() {
           if (sel[o] >= 0) out.values[sel[o]] += v[0][o];
         return out;
       };
-      r.ref_rtol = 8e-3;  // 16-bit floats round per add
+      r.ref_rtol = 8e-3;  // 16-bit floats round once, after a float32 sum
       r.ref_atol = 1e-5;
       r.vmap_exact = false;
       r.kink = [](const Args& x) { return min_pairwise_gap(x[1]); };
