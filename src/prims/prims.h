@@ -56,6 +56,14 @@ extern Primitive argmax, argmin;
 // constvars are the trailing consts, dimensions};
 // multiple results.
 extern Primitive reduce;
+// reduce_window.cpp: reduce_window_sum/max/min(x) and reduce_window(*operands, *init_values,
+// *consts) {jaxpr} with {window_dimensions, window_strides, padding, base_dilation,
+// window_dilation}; select_and_scatter.cpp: select_and_gather_add(tangents, operand) and
+// select_and_scatter_add(source, operand) {select_prim: "ge" | "le", the window params}.
+extern Primitive reduce_window_sum, reduce_window_max, reduce_window_min, reduce_window,
+    select_and_gather_add, select_and_scatter_add;
+void register_reduce_window();
+void register_select_and_scatter();
 
 // ad_prims.cpp: stop_gradient (identity, zero tangent); custom_lin (custom_lin.h).
 extern Primitive stop_gradient;

@@ -44,6 +44,8 @@ void register_all() {
     prims::register_concat_pad();
     prims::register_argminmax();
     prims::register_reduce_generic();
+    prims::register_reduce_window();
+    prims::register_select_and_scatter();
     prims::register_ad_prims();
     trace::register_custom_lin();
     prims::register_custom_derivatives();
