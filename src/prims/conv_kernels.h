@@ -1,0 +1,31 @@
+// The eager convolution kernel of conv_general_dilated, on canonical layouts: lhs [N, C, S...],
+// rhs [O, I, K...], out [N / batch_groups, O, S'...], all dense row-major in one element type.
+// Per (output batch element, group, chunk of output rows) an im2col scratch matrix
+// [I * prod(K), columns] is filled (padding, lhs dilation as "the dilated input index must be a
+// multiple of the dilation", rhs dilation, strides) and multiplied by the group's weights with
+// one BLAS gemm (float32, float64) or a plain loop (integers, bool: wrapping multiply-adds,
+// or-of-ands). Tasks are chosen from the geometry alone, so results never depend on the
+// thread count.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tessera/dtype.h"
+
+namespace tessera::prims::conv {
+
+struct Geometry {
+  int64_t batch = 0;         // lhs N
+  int64_t features = 0;      // lhs C
+  int64_t out_features = 0;  // rhs O
+  int64_t in_features = 0;   // rhs I (= C / feature_groups)
+  int64_t feature_groups = 1, batch_groups = 1;
+  // Per spatial dim (at least one: a convolution with no spatial dims is given one of size 1).
+  std::vector<int64_t> in, window, out, strides, pad_lo, lhs_dilation, rhs_dilation;
+};
+
+// out = conv(lhs, rhs) for element type dtype (float32, float64, an integer type or bool).
+void conv_canonical(DType dtype, const void* lhs, const void* rhs, void* out, const Geometry& g);
+
+}  // namespace tessera::prims::conv
