@@ -38,24 +38,49 @@ inline T mac(T c, T a, T b) {
   }
 }
 
-// C[m, n] (ldc) = A[m, k] · B[k, n], dense A and B.
+// C[m, n] (ldc) = A[m, k] (lda) · B[k, n] (dense).
 template <class T>
-void small_gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, int64_t ldc) {
+void small_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, T* c,
+                int64_t ldc) {
   if constexpr (std::is_same_v<T, float>) {
-    runtime::blas::sgemm(false, false, m, n, k, a, k, b, n, c, ldc);
+    runtime::blas::sgemm(false, false, m, n, k, a, lda, b, n, c, ldc);
   } else if constexpr (std::is_same_v<T, double>) {
-    runtime::blas::dgemm(false, false, m, n, k, a, k, b, n, c, ldc);
+    runtime::blas::dgemm(false, false, m, n, k, a, lda, b, n, c, ldc);
   } else {
     for (int64_t i = 0; i < m; ++i) {
       T* crow = c + i * ldc;
       std::fill(crow, crow + n, T(0));
       for (int64_t kk = 0; kk < k; ++kk) {
-        const T av = a[i * k + kk];
+        const T av = a[i * lda + kk];
         const T* brow = b + kk * n;
         for (int64_t j = 0; j < n; ++j) crow[j] = mac<T>(crow[j], av, brow[j]);
       }
     }
   }
+}
+
+template <class T>
+inline T add_wrapping(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a | b;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return a + b;
+  } else {
+    using W = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
+    return static_cast<T>(static_cast<W>(static_cast<W>(a) + static_cast<W>(b)));
+  }
+}
+
+// A per-thread scratch buffer that grows and never shrinks: no steady-state allocation.
+template <class T, int kSlot>
+T* scratch(int64_t n) {
+  thread_local std::unique_ptr<T[]> buf;
+  thread_local int64_t capacity = 0;
+  if (capacity < n) {
+    buf.reset(new T[static_cast<size_t>(n)]);
+    capacity = n;
+  }
+  return buf.get();
 }
 
 // For each spatial dim d, window offset w and output index j: the input index read, or -1 when
@@ -73,6 +98,69 @@ std::vector<std::vector<int64_t>> index_tables(const Geometry& g) {
       }
   }
   return tab;
+}
+
+// out[n, grp·og + o, p] for one (group, output position p) per task: the columns of the
+// im2col matrix are the output batch elements, and the inner dimension is split into chunks
+// that fit the scratch (fixed by the geometry), accumulated in order.
+template <class T>
+void run_by_position(const T* lhs, const T* rhs, T* out, const Geometry& g,
+                     const std::vector<std::vector<int64_t>>& tab,
+                     const std::vector<int64_t>& in_strides) {
+  const size_t ns = g.in.size();
+  const int64_t groups = g.feature_groups * g.batch_groups;
+  const int64_t og = g.out_features / groups, cg = g.in_features;
+  const int64_t ks = prod(g.window), kdim = cg * ks;
+  const int64_t in_plane = prod(g.in), out_plane = prod(g.out);
+  const int64_t n_out = g.batch / g.batch_groups;
+  const int64_t kchunk = std::max<int64_t>(1, std::min(kdim, kScratchElems / n_out));
+  runtime::parallel_for(groups * out_plane, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<int64_t> kk(ns), oi(ns);
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t grp = t / out_plane, pos = t % out_plane;
+      int64_t rem = pos;
+      for (size_t d = ns; d-- > 0;) {
+        oi[d] = rem % g.out[d];
+        rem /= g.out[d];
+      }
+      const int64_t fgrp = g.feature_groups > 1 ? grp : 0;
+      const int64_t bgrp = g.batch_groups > 1 ? grp : 0;
+      const T* src = lhs + (bgrp * n_out * g.features + fgrp * cg) * in_plane;
+      const int64_t batch_stride = g.features * in_plane;
+      T* col = scratch<T, 0>(kchunk * n_out);
+      T* acc = scratch<T, 1>(og * n_out);
+      T* part = scratch<T, 2>(og * n_out);
+      for (int64_t k0 = 0; k0 < kdim; k0 += kchunk) {
+        const int64_t k1 = std::min(kdim, k0 + kchunk);
+        for (int64_t row = k0; row < k1; ++row) {
+          const int64_t c = row / ks;
+          int64_t w = row % ks, off = 0;
+          bool valid = true;
+          for (size_t d = ns; d-- > 0;) {
+            kk[d] = w % g.window[d];
+            w /= g.window[d];
+            const int64_t idx = tab[d][static_cast<size_t>(kk[d] * g.out[d] + oi[d])];
+            if (idx < 0) valid = false;
+            off += idx * in_strides[d];
+          }
+          T* dst = col + (row - k0) * n_out;
+          if (!valid) {
+            std::fill(dst, dst + n_out, T(0));
+            continue;
+          }
+          const T* p = src + c * in_plane + off;
+          for (int64_t n = 0; n < n_out; ++n) dst[n] = p[n * batch_stride];
+        }
+        const T* weights = rhs + grp * og * kdim + k0;
+        small_gemm<T>(og, n_out, k1 - k0, weights, kdim, col, k0 == 0 ? acc : part, n_out);
+        if (k0 > 0)
+          for (int64_t i = 0; i < og * n_out; ++i) acc[i] = add_wrapping<T>(acc[i], part[i]);
+      }
+      for (int64_t o = 0; o < og; ++o)
+        for (int64_t n = 0; n < n_out; ++n)
+          out[(n * g.out_features + grp * og + o) * out_plane + pos] = acc[o * n_out + n];
+    }
+  });
 }
 
 template <class T>
@@ -94,6 +182,16 @@ void run(const T* lhs, const T* rhs, T* out, const Geometry& g) {
     return;
   }
   const auto tab = index_tables(g);
+  std::vector<int64_t> in_strides(ns, 1);
+  for (size_t d = ns - 1; d > 0; --d) in_strides[d - 1] = in_strides[d] * g.in[d];
+  if (out_plane < n_out && out_plane * groups >= 2) {
+    // Few output positions, many batch elements (the weight gradient's convolution: a window
+    // as large as the image): one task per (group, output position), whose gemm columns are
+    // the batch elements, so the weights are read once per position instead of once per
+    // batch element.
+    run_by_position(lhs, rhs, out, g, tab, in_strides);
+    return;
+  }
   // Output rows per task: about kTargetColumns columns, capped by the scratch size.
   int64_t rows_per_task = std::max<int64_t>(1, (kTargetColumns + wo - 1) / wo);
   while (rows_per_task > 1 && kdim * rows_per_task * wo > kScratchElems) rows_per_task /= 2;
@@ -103,12 +201,8 @@ void run(const T* lhs, const T* rhs, T* out, const Geometry& g) {
   // Work per task decides the grain: one task per chunk unless tasks are tiny.
   const int64_t task_work = og * kdim * rows_per_task * wo;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(task_work, 1));
-  std::vector<int64_t> in_strides(ns, 1);
-  for (size_t d = ns - 1; d > 0; --d) in_strides[d - 1] = in_strides[d] * g.in[d];
 
   runtime::parallel_for(tasks, grain, [&](int64_t t0, int64_t t1) {
-    thread_local std::unique_ptr<T[]> scratch;  // grows, never shrinks: no steady-state allocation
-    thread_local int64_t capacity = 0;
     std::vector<int64_t> kk(ns), oi(ns);
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t chunk = t % chunks;
@@ -121,11 +215,7 @@ void run(const T* lhs, const T* rhs, T* out, const Geometry& g) {
       const int64_t bgrp = g.batch_groups > 1 ? grp : 0;
       const int64_t nb = bgrp * n_out + n;
       const T* src = lhs + (nb * g.features + fgrp * cg) * in_plane;
-      if (capacity < kdim * cols) {
-        scratch.reset(new T[static_cast<size_t>(kdim * cols)]);
-        capacity = kdim * cols;
-      }
-      T* col = scratch.get();
+      T* col = scratch<T, 0>(kdim * cols);
       for (int64_t row = 0; row < kdim; ++row) {
         const int64_t c = row / ks;
         int64_t w = row % ks;
@@ -157,7 +247,7 @@ void run(const T* lhs, const T* rhs, T* out, const Geometry& g) {
       }
       const T* weights = rhs + grp * og * kdim;
       T* o = out + (n * g.out_features + grp * og) * out_plane + r0 * wo;
-      small_gemm<T>(og, cols, kdim, weights, col, o, out_plane);
+      small_gemm<T>(og, cols, kdim, weights, kdim, col, o, out_plane);
     }
   });
 }
