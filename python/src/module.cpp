@@ -6,6 +6,7 @@
 namespace tessera::python {
 void bind_linalg_spectral(py::module_& m);  // py_linalg_spectral.cpp
 void bind_io(py::module_& m);               // py_io.cpp
+void bind_window(py::module_& m);           // py_window.cpp
 }  // namespace tessera::python
 
 PYBIND11_MODULE(_tessera, m) {
@@ -39,4 +40,5 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_config(m);
   tessera::python::bind_jit(m);
   tessera::python::bind_io(m);
+  tessera::python::bind_window(m);
 }

@@ -242,6 +242,7 @@ from tessera._src.lax_gather import (  # noqa: E402,F401
     GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather, scatter,
     scatter_add, scatter_max, scatter_min, scatter_mul, scatter_sub)
 from tessera._src.lax_sort import sort, sort_key_val, top_k  # noqa: E402,F401
+from tessera.lax._window import PaddingType, padtype_to_pads  # noqa: E402,F401
 
 
 # ---- everyday extras: full/full_like, collapse, batch_matmul, select, optimization_barrier ----
