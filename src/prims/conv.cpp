@@ -284,25 +284,22 @@ std::vector<Array> conv_impl(const ExecContext& ctx, std::span<const Array> args
   if (is_floating(rd))
     cd = (rd == DType::kFloat64 || args[0].dtype() == DType::kFloat64) ? DType::kFloat64
                                                                        : DType::kFloat32;
-  const Array lhs =
-      eager_convert(eager_transpose(args[0], c.dn.lhs_spec, ctx.device), cd, ctx.device);
-  const Array rhs =
-      eager_convert(eager_transpose(args[1], c.dn.rhs_spec, ctx.device), cd, ctx.device);
+  const Shape& ls = args[0].shape();
+  const Shape& rs = args[1].shape();
+  const Ints &lsp = c.dn.lhs_spec, &rsp = c.dn.rhs_spec, &osp = c.dn.out_spec;
+  const int64_t nd = oa.ndim();
   conv::Geometry g;
-  g.batch = lhs.shape()[0];
-  g.features = lhs.shape()[1];
-  g.out_features = rhs.shape()[0];
-  g.in_features = rhs.shape()[1];
+  g.batch = ls[lsp[0]];
+  g.features = ls[lsp[1]];
+  g.out_features = rs[rsp[0]];
+  g.in_features = rs[rsp[1]];
   g.feature_groups = c.feature_groups;
   g.batch_groups = c.batch_groups;
-  const int64_t nd = oa.ndim();
-  Shape out_t{oa.shape[c.dn.out_spec[0]], oa.shape[c.dn.out_spec[1]]};
   for (int64_t i = 2; i < nd; ++i) {
     const size_t s = static_cast<size_t>(i - 2);
-    g.in.push_back(lhs.shape()[i]);
-    g.window.push_back(rhs.shape()[i]);
-    g.out.push_back(oa.shape[c.dn.out_spec[i]]);
-    out_t.push_back(g.out.back());
+    g.in.push_back(ls[lsp[i]]);
+    g.window.push_back(rs[rsp[i]]);
+    g.out.push_back(oa.shape[osp[i]]);
     g.strides.push_back(c.strides[s]);
     g.pad_lo.push_back(c.padding[s].first);
     g.lhs_dilation.push_back(c.lhs_dilation[s]);
@@ -312,12 +309,34 @@ std::vector<Array> conv_impl(const ExecContext& ctx, std::span<const Array> args
     g.in = g.window = g.out = g.strides = g.lhs_dilation = g.rhs_dilation = {1};
     g.pad_lo = {0};
   }
+  // Channels-last (NHWC-like) operands and result keep their layout: no transposes of the big
+  // arrays; otherwise both go to [N, C, spatial...].
+  g.channels_last = nd > 2 && lsp[1] == nd - 1 && osp[1] == nd - 1 && !conv::by_position(g);
+  Ints lperm, rperm, operm;  // canonical dim order, as positions in the arrays
+  if (g.channels_last) {
+    lperm = {lsp[0]};
+    lperm.insert(lperm.end(), lsp.begin() + 2, lsp.end());
+    lperm.push_back(lsp[1]);
+    rperm.assign(rsp.begin() + 2, rsp.end());
+    rperm.push_back(rsp[1]);
+    rperm.push_back(rsp[0]);
+    operm = {osp[0]};
+    operm.insert(operm.end(), osp.begin() + 2, osp.end());
+    operm.push_back(osp[1]);
+  } else {
+    lperm = lsp;
+    rperm = rsp;
+    operm = osp;
+  }
+  const Array lhs = eager_convert(eager_transpose(args[0], lperm, ctx.device), cd, ctx.device);
+  const Array rhs = eager_convert(eager_transpose(args[1], rperm, ctx.device), cd, ctx.device);
+  const Shape out_t = take(oa.shape, operm);
   Array canon = empty_array(Aval{out_t, cd, false}, kOp, ctx.device);
   if (shape_size(out_t) > 0)
     conv::conv_canonical(cd, lhs.raw_data(), rhs.raw_data(), canon.buffer()->data(), g);
-  // Canonical dim i goes to position out_spec[i].
+  // Canonical dim i goes to position operm[i].
   Ints perm(static_cast<size_t>(nd));
-  for (int64_t i = 0; i < nd; ++i) perm[c.dn.out_spec[i]] = i;
+  for (int64_t i = 0; i < nd; ++i) perm[operm[i]] = i;
   return {eager_transpose(eager_convert(canon, rd, ctx.device), perm, ctx.device)};
 }
 

@@ -38,21 +38,21 @@ inline T mac(T c, T a, T b) {
   }
 }
 
-// C[m, n] (ldc) = A[m, k] (lda) · B[k, n] (dense).
+// C[m, n] (ldc) = A[m, k] (lda) · B[k, n] (ldb).
 template <class T>
-void small_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, T* c,
-                int64_t ldc) {
+void small_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+                T* c, int64_t ldc) {
   if constexpr (std::is_same_v<T, float>) {
-    runtime::blas::sgemm(false, false, m, n, k, a, lda, b, n, c, ldc);
+    runtime::blas::sgemm(false, false, m, n, k, a, lda, b, ldb, c, ldc);
   } else if constexpr (std::is_same_v<T, double>) {
-    runtime::blas::dgemm(false, false, m, n, k, a, lda, b, n, c, ldc);
+    runtime::blas::dgemm(false, false, m, n, k, a, lda, b, ldb, c, ldc);
   } else {
     for (int64_t i = 0; i < m; ++i) {
       T* crow = c + i * ldc;
       std::fill(crow, crow + n, T(0));
       for (int64_t kk = 0; kk < k; ++kk) {
         const T av = a[i * lda + kk];
-        const T* brow = b + kk * n;
+        const T* brow = b + kk * ldb;
         for (int64_t j = 0; j < n; ++j) crow[j] = mac<T>(crow[j], av, brow[j]);
       }
     }
@@ -152,13 +152,77 @@ void run_by_position(const T* lhs, const T* rhs, T* out, const Geometry& g,
           for (int64_t n = 0; n < n_out; ++n) dst[n] = p[n * batch_stride];
         }
         const T* weights = rhs + grp * og * kdim + k0;
-        small_gemm<T>(og, n_out, k1 - k0, weights, kdim, col, k0 == 0 ? acc : part, n_out);
+        small_gemm<T>(og, n_out, k1 - k0, weights, kdim, col, n_out, k0 == 0 ? acc : part, n_out);
         if (k0 > 0)
           for (int64_t i = 0; i < og * n_out; ++i) acc[i] = add_wrapping<T>(acc[i], part[i]);
       }
       for (int64_t o = 0; o < og; ++o)
         for (int64_t n = 0; n < n_out; ++n)
           out[(n * g.out_features + grp * og + o) * out_plane + pos] = acc[o * n_out + n];
+    }
+  });
+}
+
+// Channels-last: out[n, p, grp·og + o] for a chunk of output positions p per task. Each row
+// of the im2col matrix is one output position: for each window offset the group's input
+// features, contiguous in the input, copied whole (or zeros in padding); the weights [K..., I,
+// O] are already the gemm's right-hand side and the result rows land in the output directly.
+template <class T>
+void run_channels_last(const T* lhs, const T* rhs, T* out, const Geometry& g,
+                       const std::vector<std::vector<int64_t>>& tab,
+                       const std::vector<int64_t>& in_strides) {
+  const size_t ns = g.in.size();
+  const int64_t groups = g.feature_groups * g.batch_groups;
+  const int64_t og = g.out_features / groups, cg = g.in_features;
+  const int64_t ks = prod(g.window), kdim = cg * ks;
+  const int64_t in_plane = prod(g.in), out_plane = prod(g.out);
+  const int64_t n_out = g.batch / g.batch_groups;
+  int64_t rows = kTargetColumns;
+  while (rows > 1 && rows * kdim > kScratchElems) rows /= 2;
+  rows = std::min(rows, out_plane);
+  const int64_t chunks = (out_plane + rows - 1) / rows;
+  const int64_t task_work = og * kdim * rows;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(task_work, 1));
+  runtime::parallel_for(n_out * groups * chunks, grain, [&](int64_t t0, int64_t t1) {
+    std::vector<int64_t> oi(ns), kk(ns);
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t chunk = t % chunks;
+      const int64_t grp = (t / chunks) % groups;
+      const int64_t n = t / (chunks * groups);
+      const int64_t p0 = chunk * rows, p1 = std::min(out_plane, p0 + rows);
+      const int64_t fgrp = g.feature_groups > 1 ? grp : 0;
+      const int64_t bgrp = g.batch_groups > 1 ? grp : 0;
+      const T* src = lhs + (bgrp * n_out + n) * in_plane * g.features + fgrp * cg;
+      T* col = scratch<T, 0>((p1 - p0) * kdim);
+      for (int64_t p = p0; p < p1; ++p) {
+        int64_t rem = p;
+        for (size_t d = ns; d-- > 0;) {
+          oi[d] = rem % g.out[d];
+          rem /= g.out[d];
+        }
+        T* dst = col + (p - p0) * kdim;
+        std::fill(kk.begin(), kk.end(), 0);
+        for (int64_t w = 0; w < ks; ++w, dst += cg) {
+          int64_t off = 0;
+          bool valid = true;
+          for (size_t d = 0; d < ns; ++d) {
+            const int64_t idx = tab[d][static_cast<size_t>(kk[d] * g.out[d] + oi[d])];
+            if (idx < 0) valid = false;
+            off += idx * in_strides[d];
+          }
+          if (valid)
+            std::memcpy(static_cast<void*>(dst), src + off * g.features, sizeof(T) * cg);
+          else
+            std::fill(dst, dst + cg, T(0));
+          for (size_t d = ns; d-- > 0;) {  // next window offset, row-major
+            if (++kk[d] < g.window[d]) break;
+            kk[d] = 0;
+          }
+        }
+      }
+      T* o = out + (n * out_plane + p0) * g.out_features + grp * og;
+      small_gemm<T>(p1 - p0, og, kdim, col, kdim, rhs + grp * og, g.out_features, o,
+                    g.out_features);
     }
   });
 }
@@ -184,7 +248,11 @@ void run(const T* lhs, const T* rhs, T* out, const Geometry& g) {
   const auto tab = index_tables(g);
   std::vector<int64_t> in_strides(ns, 1);
   for (size_t d = ns - 1; d > 0; --d) in_strides[d - 1] = in_strides[d] * g.in[d];
-  if (out_plane < n_out && out_plane * groups >= 2) {
+  if (g.channels_last) {
+    run_channels_last(lhs, rhs, out, g, tab, in_strides);
+    return;
+  }
+  if (by_position(g)) {
     // Few output positions, many batch elements (the weight gradient's convolution: a window
     // as large as the image): one task per (group, output position), whose gemm columns are
     // the batch elements, so the weights are read once per position instead of once per
@@ -247,12 +315,19 @@ void run(const T* lhs, const T* rhs, T* out, const Geometry& g) {
       }
       const T* weights = rhs + grp * og * kdim;
       T* o = out + (n * g.out_features + grp * og) * out_plane + r0 * wo;
-      small_gemm<T>(og, cols, kdim, weights, kdim, col, o, out_plane);
+      small_gemm<T>(og, cols, kdim, weights, kdim, col, cols, o, out_plane);
     }
   });
 }
 
 }  // namespace
+
+bool by_position(const Geometry& g) {
+  const int64_t groups = g.feature_groups * g.batch_groups;
+  const int64_t n_out = g.batch / std::max<int64_t>(g.batch_groups, 1);
+  const int64_t out_plane = prod(g.out);
+  return out_plane < n_out && out_plane * groups >= 2;
+}
 
 void conv_canonical(DType dtype, const void* lhs, const void* rhs, void* out, const Geometry& g) {
   kernels::dispatch_dtype(dtype, [&]<class T>() {

@@ -1,5 +1,6 @@
 // The eager convolution kernel of conv_general_dilated, on canonical layouts: lhs [N, C, S...],
-// rhs [O, I, K...], out [N / batch_groups, O, S'...], all dense row-major in one element type.
+// rhs [O, I, K...], out [N / batch_groups, O, S'...] (or channels-last: [N, S..., C],
+// [K..., I, O], [N / batch_groups, S'..., O]), all dense row-major in one element type.
 // Per (output batch element, group, chunk of output rows) an im2col scratch matrix
 // [I * prod(K), columns] is filled (padding, lhs dilation as "the dilated input index must be a
 // multiple of the dilation", rhs dilation, strides) and multiplied by the group's weights with
@@ -23,7 +24,13 @@ struct Geometry {
   int64_t feature_groups = 1, batch_groups = 1;
   // Per spatial dim (at least one: a convolution with no spatial dims is given one of size 1).
   std::vector<int64_t> in, window, out, strides, pad_lo, lhs_dilation, rhs_dilation;
+  // Layouts: lhs [N, S..., C], rhs [K..., I, O], out [N, S'..., O] instead (NHWC/HWIO).
+  bool channels_last = false;
 };
+
+// Whether the kernel computes one output position per task (few output positions, many batch
+// elements: the weight gradient's convolution); it needs the [N, C, S...] layouts.
+bool by_position(const Geometry& g);
 
 // out = conv(lhs, rhs) for element type dtype (float32, float64, an integer type or bool).
 void conv_canonical(DType dtype, const void* lhs, const void* rhs, void* out, const Geometry& g);

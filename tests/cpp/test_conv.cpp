@@ -57,8 +57,12 @@ Ints random_perm(size_t n) {
 
 int64_t uni(int64_t a, int64_t b) { return std::uniform_int_distribution<int64_t>(a, b)(rng()); }
 
+// Layouts of a random configuration: the default NC.../OI..., random permutations, or random
+// ones with the lhs and output features last (NHWC-like: the kernel's channels-last path).
+enum Layout { kDefault, kRandom, kChannelsLast };
+
 // A random valid configuration with `ns` spatial dims. groups: 0 none, 1 feature, 2 batch.
-Cfg random_cfg(size_t ns, int groups, bool layouts = true, int64_t max_in = 6) {
+Cfg random_cfg(size_t ns, int groups, Layout layout = kRandom, int64_t max_in = 6) {
   while (true) {
     Cfg c;
     const int64_t g = groups == 0 ? 1 : uni(2, 3);
@@ -82,8 +86,13 @@ Cfg random_cfg(size_t ns, int groups, bool layouts = true, int64_t max_in = 6) {
     const size_t nd = ns + 2;
     Ints iota(nd);
     std::iota(iota.begin(), iota.end(), 0);
-    c.dn = layouts ? ConvDimensionNumbers{random_perm(nd), random_perm(nd), random_perm(nd)}
-                   : ConvDimensionNumbers{iota, iota, iota};
+    c.dn = layout == kDefault
+               ? ConvDimensionNumbers{iota, iota, iota}
+               : ConvDimensionNumbers{random_perm(nd), random_perm(nd), random_perm(nd)};
+    if (layout == kChannelsLast)
+      for (Ints* spec : {&c.dn.lhs_spec, &c.dn.out_spec})
+        std::iter_swap(spec->begin() + 1,
+                       std::find(spec->begin(), spec->end(), static_cast<int64_t>(nd - 1)));
     c.lhs.assign(nd, 0);
     c.rhs.assign(nd, 0);
     for (size_t i = 0; i < nd; ++i) {
@@ -120,7 +129,8 @@ TEST(Conv, RandomConfigsFloat64) {
   int n = 0;
   for (int it = 0; it < 400 && !dl.passed(); ++it, ++n) {
     const size_t ns = static_cast<size_t>(it % 4);
-    check_forward(random_cfg(ns, it % 3, true, ns == 3 ? 4 : 6), DType::kFloat64, 1e-12);
+    check_forward(random_cfg(ns, it % 3, it % 2 ? kRandom : kChannelsLast, ns == 3 ? 4 : 6),
+                  DType::kFloat64, 1e-12);
   }
   EXPECT_GE(n, 30);
 }
@@ -129,7 +139,8 @@ TEST(Conv, RandomConfigsFloat32) {
   Deadline dl(3.0);
   for (int it = 0; it < 200 && !dl.passed(); ++it) {
     const size_t ns = static_cast<size_t>(1 + it % 3);
-    check_forward(random_cfg(ns, it % 3, true, ns == 3 ? 4 : 7), DType::kFloat32, 2e-5);
+    check_forward(random_cfg(ns, it % 3, it % 2 ? kRandom : kChannelsLast, ns == 3 ? 4 : 7),
+                  DType::kFloat32, 2e-5);
   }
 }
 
@@ -146,6 +157,24 @@ TEST(Conv, LargerShapesSpanTasks) {
   c.dn = {{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}};
   check_forward(c, DType::kFloat64, 1e-12);
   check_forward(c, DType::kFloat32, 1e-5);
+  // Channels-last (NHWC/HWIO) through the same geometry, with feature groups, threads 1 vs 2.
+  c.lhs = {2, 37, 29, 6};
+  c.rhs = {3, 4, 3, 8};
+  c.fgc = 2;
+  c.dn = lax::conv_dimension_numbers(c.lhs, c.rhs, {"NHWC", "HWIO", "NHWC"});
+  check_forward(c, DType::kFloat64, 1e-12);
+  check_forward(c, DType::kFloat32, 1e-5);
+  const Array l = random_array(c.lhs, DType::kFloat32), r = random_array(c.rhs, DType::kFloat32);
+  Array one, two;
+  {
+    testing::Threads t(1);
+    one = run_conv(l, r, c);
+  }
+  {
+    testing::Threads t(2);
+    two = run_conv(l, r, c);
+  }
+  EXPECT_EQ(std::memcmp(one.raw_data(), two.raw_data(), one.nbytes()), 0);
 }
 
 // Few output positions and many batch elements (the shape of a weight gradient): the kernel's
@@ -258,7 +287,7 @@ TEST(Conv, StringPaddingSameValid) {
 }
 
 TEST(Conv, Dtypes) {
-  Cfg c = random_cfg(2, 1, true);
+  Cfg c = random_cfg(2, 1, kRandom);
   c.pads = {{1, 0}, {0, 1}};
   c.strides = {1, 1};
   c.ld = c.rd = {1, 1};
@@ -396,7 +425,7 @@ TEST(Conv, GradsVsFiniteDifferences) {
   int n = 0;
   for (int it = 0; it < 150 && !dl.passed(); ++it, ++n) {
     const size_t ns = static_cast<size_t>(it % 4);
-    check_grads(random_cfg(ns, it % 3, true, ns == 3 ? 3 : 5));
+    check_grads(random_cfg(ns, it % 3, it % 2 ? kRandom : kChannelsLast, ns == 3 ? 3 : 5));
   }
   EXPECT_GE(n, 12);
 }
@@ -430,7 +459,8 @@ TEST(Conv, VmapMatchesLoop) {
   testing::X64Scope x64;
   Deadline dl(6.0);
   for (int it = 0; it < 120 && !dl.passed(); ++it) {
-    const Cfg c = random_cfg(static_cast<size_t>(it % 3), (it / 3) % 3, true, 5);
+    const Cfg c =
+        random_cfg(static_cast<size_t>(it % 3), (it / 3) % 3, it % 2 ? kRandom : kChannelsLast, 5);
     check_vmap(c, true, false);
     check_vmap(c, false, true);
     check_vmap(c, true, true);
@@ -439,7 +469,7 @@ TEST(Conv, VmapMatchesLoop) {
 
 TEST(Conv, VmapOfGrad) {
   testing::X64Scope x64;
-  const Cfg c = random_cfg(2, 1, true, 5);
+  const Cfg c = random_cfg(2, 1, kChannelsLast, 5);
   Shape ls = c.lhs;
   ls.insert(ls.begin(), 2);
   const Array l = random_array(ls, DType::kFloat64);
@@ -455,7 +485,8 @@ TEST(Conv, VmapOfGrad) {
 TEST(Conv, JitMatchesEager) {
   testing::X64Scope x64;
   for (int it = 0; it < 6; ++it) {
-    const Cfg c = random_cfg(static_cast<size_t>(1 + it % 3), it % 3, true, 5);
+    const Cfg c =
+        random_cfg(static_cast<size_t>(1 + it % 3), it % 3, it % 2 ? kRandom : kChannelsLast, 5);
     const Array l = random_array(c.lhs, DType::kFloat64), r = random_array(c.rhs, DType::kFloat64);
     auto f = [&](const Array& a, const Array& b) { return run_conv(a, b, c); };
     const Array e = f(l, r), j = jit(f)(l, r);
