@@ -309,24 +309,27 @@ std::vector<Array> conv_impl(const ExecContext& ctx, std::span<const Array> args
     g.in = g.window = g.out = g.strides = g.lhs_dilation = g.rhs_dilation = {1};
     g.pad_lo = {0};
   }
-  // Channels-last (NHWC-like) operands and result keep their layout: no transposes of the big
-  // arrays; otherwise both go to [N, C, spatial...].
-  g.channels_last = nd > 2 && lsp[1] == nd - 1 && osp[1] == nd - 1 && !conv::by_position(g);
-  Ints lperm, rperm, operm;  // canonical dim order, as positions in the arrays
-  if (g.channels_last) {
-    lperm = {lsp[0]};
-    lperm.insert(lperm.end(), lsp.begin() + 2, lsp.end());
-    lperm.push_back(lsp[1]);
-    rperm.assign(rsp.begin() + 2, rsp.end());
-    rperm.push_back(rsp[1]);
-    rperm.push_back(rsp[0]);
-    operm = {osp[0]};
-    operm.insert(operm.end(), osp.begin() + 2, osp.end());
-    operm.push_back(osp[1]);
-  } else {
-    lperm = lsp;
-    rperm = rsp;
-    operm = osp;
+  // The kernel's layout (conv_kernels.h): by output position for weight-gradient shapes,
+  // channels-last when lhs and result have their features last (NHWC: no transposes of the big
+  // arrays), else channels-first.
+  auto spatial_then = [](const Ints& spec, std::initializer_list<int64_t> head,
+                         std::initializer_list<int64_t> tail) {
+    Ints v(head);
+    v.insert(v.end(), spec.begin() + 2, spec.end());
+    v.insert(v.end(), tail);
+    return v;
+  };
+  Ints lperm = lsp, rperm = rsp, operm = osp;  // canonical dim order, as array positions
+  if (conv::by_position(g)) {
+    g.layout = conv::Layout::kByPosition;
+    lperm = spatial_then(lsp, {lsp[1]}, {lsp[0]});
+    rperm = spatial_then(rsp, {rsp[1]}, {rsp[0]});
+    operm = spatial_then(osp, {osp[0]}, {osp[1]});
+  } else if (nd > 2 && lsp[1] == nd - 1 && osp[1] == nd - 1) {
+    g.layout = conv::Layout::kChannelsLast;
+    lperm = spatial_then(lsp, {lsp[0]}, {lsp[1]});
+    rperm = spatial_then(rsp, {}, {rsp[1], rsp[0]});
+    operm = spatial_then(osp, {osp[0]}, {osp[1]});
   }
   const Array lhs = eager_convert(eager_transpose(args[0], lperm, ctx.device), cd, ctx.device);
   const Array rhs = eager_convert(eager_transpose(args[1], rperm, ctx.device), cd, ctx.device);

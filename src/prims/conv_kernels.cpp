@@ -38,20 +38,21 @@ inline T mac(T c, T a, T b) {
   }
 }
 
-// C[m, n] (ldc) = A[m, k] (lda) · B[k, n] (ldb).
+// C[m, n] (ldc) = op(A)[m, k] · B[k, n] (ldb), op(A) = A [m, k] or, with trans_a, Aᵀ of
+// A [k, m] (lda).
 template <class T>
 void small_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
-                T* c, int64_t ldc) {
+                T* c, int64_t ldc, bool trans_a = false) {
   if constexpr (std::is_same_v<T, float>) {
-    runtime::blas::sgemm(false, false, m, n, k, a, lda, b, ldb, c, ldc);
+    runtime::blas::sgemm(trans_a, false, m, n, k, a, lda, b, ldb, c, ldc);
   } else if constexpr (std::is_same_v<T, double>) {
-    runtime::blas::dgemm(false, false, m, n, k, a, lda, b, ldb, c, ldc);
+    runtime::blas::dgemm(trans_a, false, m, n, k, a, lda, b, ldb, c, ldc);
   } else {
     for (int64_t i = 0; i < m; ++i) {
       T* crow = c + i * ldc;
       std::fill(crow, crow + n, T(0));
       for (int64_t kk = 0; kk < k; ++kk) {
-        const T av = a[i * lda + kk];
+        const T av = trans_a ? a[kk * lda + i] : a[i * lda + kk];
         const T* brow = b + kk * ldb;
         for (int64_t j = 0; j < n; ++j) crow[j] = mac<T>(crow[j], av, brow[j]);
       }
@@ -100,9 +101,11 @@ std::vector<std::vector<int64_t>> index_tables(const Geometry& g) {
   return tab;
 }
 
-// out[n, grp·og + o, p] for one (group, output position p) per task: the columns of the
-// im2col matrix are the output batch elements, and the inner dimension is split into chunks
-// that fit the scratch (fixed by the geometry), accumulated in order.
+// By output position, on lhs [C, S..., N], rhs [I, K..., O], out [N', S'..., O]: one task per
+// (group, output position p) computes out[:, p, group's features] = colᵀ · W, where col's rows
+// are (input feature, window offset) pairs and its columns the group's batch elements, copied
+// whole (contiguous in this layout). The inner dimension is split into chunks that fit the
+// scratch (fixed by the geometry) and accumulated in order.
 template <class T>
 void run_by_position(const T* lhs, const T* rhs, T* out, const Geometry& g,
                      const std::vector<std::vector<int64_t>>& tab,
@@ -125,8 +128,7 @@ void run_by_position(const T* lhs, const T* rhs, T* out, const Geometry& g,
       }
       const int64_t fgrp = g.feature_groups > 1 ? grp : 0;
       const int64_t bgrp = g.batch_groups > 1 ? grp : 0;
-      const T* src = lhs + (bgrp * n_out * g.features + fgrp * cg) * in_plane;
-      const int64_t batch_stride = g.features * in_plane;
+      const T* src = lhs + fgrp * cg * in_plane * g.batch + bgrp * n_out;
       T* col = scratch<T, 0>(kchunk * n_out);
       T* acc = scratch<T, 1>(og * n_out);
       T* part = scratch<T, 2>(og * n_out);
@@ -144,21 +146,21 @@ void run_by_position(const T* lhs, const T* rhs, T* out, const Geometry& g,
             off += idx * in_strides[d];
           }
           T* dst = col + (row - k0) * n_out;
-          if (!valid) {
+          if (valid)
+            std::memcpy(static_cast<void*>(dst), src + (c * in_plane + off) * g.batch,
+                        sizeof(T) * n_out);
+          else
             std::fill(dst, dst + n_out, T(0));
-            continue;
-          }
-          const T* p = src + c * in_plane + off;
-          for (int64_t n = 0; n < n_out; ++n) dst[n] = p[n * batch_stride];
         }
-        const T* weights = rhs + grp * og * kdim + k0;
-        small_gemm<T>(og, n_out, k1 - k0, weights, kdim, col, n_out, k0 == 0 ? acc : part, n_out);
+        const T* weights = rhs + k0 * g.out_features + grp * og;
+        small_gemm<T>(n_out, og, k1 - k0, col, n_out, weights, g.out_features, k0 == 0 ? acc : part,
+                      og, /*trans_a=*/true);
         if (k0 > 0)
           for (int64_t i = 0; i < og * n_out; ++i) acc[i] = add_wrapping<T>(acc[i], part[i]);
       }
-      for (int64_t o = 0; o < og; ++o)
-        for (int64_t n = 0; n < n_out; ++n)
-          out[(n * g.out_features + grp * og + o) * out_plane + pos] = acc[o * n_out + n];
+      for (int64_t n = 0; n < n_out; ++n)
+        std::memcpy(static_cast<void*>(out + (n * out_plane + pos) * g.out_features + grp * og),
+                    acc + n * og, sizeof(T) * og);
     }
   });
 }
@@ -248,11 +250,11 @@ void run(const T* lhs, const T* rhs, T* out, const Geometry& g) {
   const auto tab = index_tables(g);
   std::vector<int64_t> in_strides(ns, 1);
   for (size_t d = ns - 1; d > 0; --d) in_strides[d - 1] = in_strides[d] * g.in[d];
-  if (g.channels_last) {
+  if (g.layout == Layout::kChannelsLast) {
     run_channels_last(lhs, rhs, out, g, tab, in_strides);
     return;
   }
-  if (by_position(g)) {
+  if (g.layout == Layout::kByPosition) {
     // Few output positions, many batch elements (the weight gradient's convolution: a window
     // as large as the image): one task per (group, output position), whose gemm columns are
     // the batch elements, so the weights are read once per position instead of once per
