@@ -42,6 +42,25 @@ struct ConvParams {
   std::optional<DType> preferred;
 };
 
+// precision: a lax.Precision, or None (absent). A parsed jaxpr may hold JAX's `None` as an
+// empty value and `Precision.HIGHEST` as its text (the param is kAny so that JAX's printed
+// `precision=None` parses).
+std::optional<int32_t> read_precision(const ParamValue& v) {
+  if (const auto* e = std::get_if<ParamEnum>(&v); e && e->def == &kPrecisionDef) return e->value;
+  const auto* j = std::get_if<std::shared_ptr<const Jaxpr>>(&v);
+  const auto* o = std::get_if<std::shared_ptr<const OpaqueParam>>(&v);
+  const auto* str = std::get_if<std::string>(&v);
+  if ((j && !*j) || (o && !*o) || (str && *str == "None")) return std::nullopt;
+  const std::string_view prefix = "Precision.";
+  if (str && str->starts_with(prefix))
+    for (size_t i = 0; i < kPrecisionDef.members.size(); ++i)
+      if (str->substr(prefix.size()) == kPrecisionDef.members[i]) return static_cast<int32_t>(i);
+  throw TypeError(op_message(kOp,
+                             "precision must be None or a lax.Precision value such as "
+                             "Precision.HIGHEST, got " +
+                                 param_value_str(v)));
+}
+
 ConvParams read_params(const Params& p) {
   ConvParams c;
   c.strides = p.get_ints("window_strides");
@@ -52,7 +71,7 @@ ConvParams read_params(const Params& p) {
       ConvDimensionNumbers::from_param(p.get_record("dimension_numbers", kConvDimensionNumbersDef));
   c.feature_groups = p.get_int("feature_group_count");
   c.batch_groups = p.get_int("batch_group_count");
-  if (p.has("precision")) c.precision = p.get_enum("precision", kPrecisionDef);
+  if (p.has("precision")) c.precision = read_precision(p.at("precision"));
   c.preferred = p.get_optional_dtype("preferred_element_type");
   return c;
 }
@@ -580,7 +599,8 @@ void register_conv() {
           {"dimension_numbers", ParamKind::kRecord, true, nullptr, &kConvDimensionNumbersDef},
           {"feature_group_count", ParamKind::kInt},
           {"batch_group_count", ParamKind::kInt},
-          {"precision", ParamKind::kEnum, false, &kPrecisionDef},
+          // A Precision or None (kAny: the parser reads JAX's `precision=None` as an empty value).
+          {"precision", ParamKind::kAny, false},
           {"preferred_element_type", ParamKind::kOptionalDType, false}});
   runtime::blas::init();  // one thread pool: OpenBLAS runs single-threaded under ours
   conv_general_dilated.abstract_eval = conv_abstract;

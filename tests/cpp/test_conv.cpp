@@ -13,6 +13,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "prims/prims.h"
 #include "tessera/lax_conv.h"
 #include "util/conv_reference.h"
 #include "util/oracle.h"
@@ -526,6 +527,30 @@ TEST(Conv, JaxprPrintsJaxParams) {
   const Jaxpr parsed = parse_jaxpr(gtext);
   const std::vector<Array> none;
   EXPECT_EQ(to_doubles(eval_jaxpr(parsed, none, args)[0]), to_doubles(g(args)[0]));
+  // A jaxpr as JAX prints it: precision=None and preferred_element_type=None.
+  const Jaxpr jax = parse_jaxpr(
+      "{ lambda ; a:f32[1,2,5,5] b:f32[3,2,3,3]. let\n"
+      "    c:f32[1,3,5,2] = conv_general_dilated[batch_group_count=1 "
+      "dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2, 3), rhs_spec=(0, 1, 2, 3), "
+      "out_spec=(0, 1, 2, 3)) feature_group_count=1 lhs_dilation=(1, 1) padding=((1, 1), (0, 0)) "
+      "precision=None preferred_element_type=None rhs_dilation=(1, 1) window_strides=(1, 2)] a b\n"
+      "  in (c,) }");
+  EXPECT_EQ(to_doubles(eval_jaxpr(jax, none, args)[0]), to_doubles(f(args)[0]));
+  // Anything else as precision is a TypeError naming the op.
+  EXPECT_ERROR(
+      TypeError,
+      tessera::bind(
+          prims::conv_general_dilated, args,
+          Params{{"window_strides", Ints{1, 1}},
+                 {"padding", padding_pairs_param({{0, 0}, {0, 0}})},
+                 {"lhs_dilation", Ints{1, 1}},
+                 {"rhs_dilation", Ints{1, 1}},
+                 {"dimension_numbers",
+                  ConvDimensionNumbers{{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}}.to_param()},
+                 {"feature_group_count", int64_t{1}},
+                 {"batch_group_count", int64_t{1}},
+                 {"precision", int64_t{3}}}),
+      "precision must be None or a lax.Precision");
 }
 
 // ---------------------------------------------------------------- conv_transpose
