@@ -17,6 +17,7 @@
 #include "tessera/lax.h"
 #include "tessera/lax_parallel.h"
 #include "tessera/lax_assoc_scan.h"
+#include "tessera/lax_conv.h"
 #include "tessera/lax_gather.h"
 #include "tessera/lax_padding.h"
 #include "tessera/lax_sort.h"

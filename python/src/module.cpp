@@ -8,6 +8,7 @@ void bind_linalg_spectral(py::module_& m);  // py_linalg_spectral.cpp
 void bind_io(py::module_& m);               // py_io.cpp
 void bind_random_dists(py::module_& m);     // py_random_dists.cpp
 void bind_window(py::module_& m);           // py_window.cpp
+void bind_conv(py::module_& m);             // py_conv.cpp
 }  // namespace tessera::python
 
 PYBIND11_MODULE(_tessera, m) {
@@ -43,4 +44,5 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_jit(m);
   tessera::python::bind_io(m);
   tessera::python::bind_window(m);
+  tessera::python::bind_conv(m);
 }

@@ -29,6 +29,9 @@ extern Primitive reduce_sum, reduce_max;
 // dot_general.cpp: {dimension_numbers (DotDimensionNumbers), preferred_element_type (optional
 // DType)}.
 extern Primitive dot_general;
+// conv.cpp: JAX's conv_general_dilated params (window_strides ... preferred_element_type).
+extern Primitive conv_general_dilated;
+void register_conv();
 
 // special.cpp: erf erfc erf_inv lgamma digamma bessel_i0e bessel_i1e (unary); polygamma(m, x)
 // zeta(x, q) igamma(a, x) igammac igamma_grad_a random_gamma_grad(a, x) (binary);

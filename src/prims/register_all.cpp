@@ -37,6 +37,7 @@ void register_all() {
     prims::register_shape_ops();
     prims::register_reductions();
     prims::register_dot_general();
+    prims::register_conv();
     prims::register_special();
     prims::register_bitwise();
     prims::register_squeeze_rev();

@@ -378,7 +378,7 @@ std::vector<Row> make_table() {
   }
   for (auto rows :
        {rows_math, rows_special, rows_bitwise, rows_slicing, rows_reductions, rows_cumulative,
-        rows_gather, rows_sort, rows_linalg_solve, rows_linalg_spectral, rows_window})
+        rows_gather, rows_sort, rows_linalg_solve, rows_linalg_spectral, rows_window, rows_conv})
     for (Row& r : rows()) t.push_back(std::move(r));
   return t;
 }

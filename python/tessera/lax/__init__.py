@@ -338,6 +338,7 @@ def complex(x, y):
 
 
 from tessera.lax import linalg  # noqa: E402,F401
+from tessera.lax._conv import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, conv_general_dilated_patches, conv_transpose, conv_with_general_padding)  # noqa: E402,F401,E501
 from tessera.lax._custom_linear_solve import custom_linear_solve, custom_root  # noqa: E402,F401
 from tessera.lax._more import (  # noqa: E402,F401
     approx_max_k, approx_min_k, broadcast_shapes, broadcast_to_rank, conj, split)

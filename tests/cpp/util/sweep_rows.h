@@ -30,5 +30,6 @@ std::vector<Row> rows_linalg_spectral();  // sweep_rows_linalg_spectral.cpp: eig
 // sweep_rows_linalg_solve.cpp: triangular_solve, cholesky, lu, lu_pivots_to_permutation
 std::vector<Row> rows_linalg_solve();
 std::vector<Row> rows_window();  // sweep_rows_window.cpp: windowed reductions, select_and_*
+std::vector<Row> rows_conv();    // sweep_rows_conv.cpp: conv_general_dilated
 
 }  // namespace tessera::sweep
