@@ -2,6 +2,7 @@
 integration, image interpolation, signal processing and clustering
 (`jax.scipy.special.gammaln`, `jax.scipy.stats.norm.logpdf`, `jax.scipy.optimize.minimize`)."""
 from tessera.scipy import (  # noqa: F401
-    integrate, interpolate, linalg, ndimage, optimize, special, stats)
+    cluster, integrate, interpolate, linalg, ndimage, optimize, signal, special, stats)
 
-__all__ = ["integrate", "interpolate", "linalg", "ndimage", "optimize", "special", "stats"]
+__all__ = ["cluster", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
+           "special", "stats"]
