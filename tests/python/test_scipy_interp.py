@@ -161,3 +161,12 @@ def test_rgi_errors():
         RegularGridInterpolator(pts * 2, jnp.zeros(3))
     with pytest.raises(ValueError, match="have dimension 2"):
         RegularGridInterpolator(pts, jnp.zeros(3))(jnp.zeros((4, 2)))
+
+
+def test_map_coordinates_vmap_matches_loop(rng):
+    img = jnp.asarray(rng.standard_normal((5, 6)), jnp.float32)
+    coords = jnp.asarray(rng.uniform(-1, 6, size=(4, 2, 7)), jnp.float32)
+    f = lambda cc: map_coordinates(img, [cc[0], cc[1]], 1, mode="mirror")
+    got = np.asarray(jax.vmap(f)(coords))
+    want = np.stack([np.asarray(f(coords[i])) for i in range(4)])
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
