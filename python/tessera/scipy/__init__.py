@@ -1,5 +1,8 @@
-"""tessera.scipy: jax.scipy's special functions and distributions
-(`jax.scipy.special.gammaln`, `jax.scipy.stats.norm.logpdf`)."""
-from tessera.scipy import linalg, special, stats  # noqa: F401
+"""tessera.scipy: jax.scipy's special functions, distributions, linear algebra, optimization,
+integration, image interpolation, signal processing and clustering
+(`jax.scipy.special.gammaln`, `jax.scipy.stats.norm.logpdf`, `jax.scipy.optimize.minimize`)."""
+from tessera.scipy import (  # noqa: F401
+    cluster, integrate, interpolate, linalg, ndimage, optimize, signal, special, stats)
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["cluster", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
+           "special", "stats"]

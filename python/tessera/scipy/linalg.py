@@ -1,13 +1,20 @@
 """tessera.scipy.linalg: jax.scipy.linalg's cholesky, cho_factor, cho_solve, lu, lu_factor,
 lu_solve, solve_triangular, solve, inv and det over Tessera's C++ core
-(src/api/linalg_solve.cpp), and eigh, svd, qr and expm (tessera/scipy/_linalg_spectral.py)."""
+(src/api/linalg_solve.cpp), and eigh, svd, qr and expm (tessera/scipy/_linalg_spectral.py);
+block_diag, toeplitz, hilbert, polar, expm_frechet and eigh_tridiagonal composed from
+jax.numpy and lax (tessera/scipy/_linalg_extra.py)."""
 from tessera import _tessera
+from tessera.scipy._linalg_extra import (  # noqa: F401
+    block_diag, eigh_tridiagonal, expm_frechet, funm, hessenberg, hilbert, polar, rsf2csf, schur,
+    sqrtm, toeplitz)
 from tessera.scipy._linalg_spectral import eigh, expm, qr, svd  # noqa: F401
 
 _S = _tessera.linalg_solve
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "lu", "lu_factor", "lu_solve",
-           "solve_triangular", "solve", "inv", "det", "eigh", "expm", "qr", "svd"]
+           "solve_triangular", "solve", "inv", "det", "eigh", "expm", "qr", "svd",
+           "block_diag", "eigh_tridiagonal", "expm_frechet", "funm", "hessenberg", "hilbert",
+           "polar", "rsf2csf", "schur", "sqrtm", "toeplitz"]
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):

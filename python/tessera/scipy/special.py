@@ -23,6 +23,8 @@ __all__ = [
     "expit", "factorial", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "i0", "i0e",
     "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln",
     "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "softmax", "xlog1py", "xlogy", "zeta",
+    "exp1", "expi", "expn", "fresnel", "hyp1f1", "hyp2f1", "lpmn", "lpmn_values", "spence",
+    "sph_harm", "sph_harm_y",
 ]
 
 
@@ -509,3 +511,11 @@ def _fraction_to_float(v):
         return float(v)
     except OverflowError:  # |B_n| > 1.8e308 from n = 260 on
         return _math.copysign(_math.inf, v)
+
+
+# exponential integrals, Spence's function, hypergeometric functions, Legendre functions and
+# Fresnel integrals live in their own modules (imported last: they use the helpers above)
+from tessera.scipy._special_expint import exp1, expi, expn, spence  # noqa: E402,F401
+from tessera.scipy._special_hyp import hyp1f1, hyp2f1  # noqa: E402,F401
+from tessera.scipy._special_legendre import (  # noqa: E402,F401
+    fresnel, lpmn, lpmn_values, sph_harm, sph_harm_y)
