@@ -430,8 +430,9 @@ TEST(LlvmCodegen, KernelsCompileConcurrently) {
         const float want = std::tanh(x[j]) * c;
         EXPECT_NEAR(y[j], want, 4e-7 * std::abs(want) + 1e-7) << t << " " << i;
       }
-      if ((t ^ 1) > t)
+      if ((t ^ 1) > t) {
         EXPECT_EQ(k->entry(), got[static_cast<size_t>((t ^ 1) * kEach + i)]->entry());
+      }
     }
 }
 
