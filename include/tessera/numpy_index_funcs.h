@@ -99,8 +99,10 @@ struct UniqueOptions {
   std::optional<int64_t> axis = std::nullopt;
 };
 // The requested fields are defined, the others empty handles. With size, padded entries have
-// index 0 and count 0; a size below the number of unique values keeps the smallest ones (their
-// counts exact). inverse has ar's shape (also rank 0, as JAX).
+// the first unique value's index (JAX pads the positions with 0) and count 0; a size below the
+// number of unique values keeps the smallest ones (their counts exact); an empty ar with size > 0
+// needs fill_value (ValueError, JAX's text). inverse has ar's shape (also rank 0, as JAX), or
+// (ar.shape[axis],) with an axis.
 struct UniqueResult {
   Array values, indices, inverse, counts;
 };

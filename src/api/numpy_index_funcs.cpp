@@ -312,6 +312,12 @@ Array bincount(const ArrayLike& x0, const std::optional<Array>& weights, int64_t
 
 namespace {
 
+std::string empty_unique_message() {
+  return op_message("unique",
+                    "jnp.unique: for zero-sized input with nonzero size argument, fill_value "
+                    "must be specified");
+}
+
 // unique over the slices of ar along axis: the slices are sorted lexicographically (a stable
 // lexsort on their elements, the first element most significant) and equal neighbours merged,
 // as NumPy and JAX do.
@@ -358,24 +364,23 @@ UniqueResult unique_axis(const Array& ar, int64_t axis, const UniqueOptions& o) 
     const bool* p = static_cast<const bool*>(host.raw_data());
     for (int64_t i = 0; i < n; ++i) k += p[i] ? 1 : 0;
   }
+  if (n == 0 && k > 0 && !o.fill_value) throw ValueError(empty_unique_message());
   const Array wf = true_positions(first, k, idt);  // n: padding
   const Array real = lax::lt(wf, iconst(n, idt));
-  const Array src =
-      n == 0 ? filled(0, idt, {k}) : index_get(perm, {wf}, mode_opt(GatherScatterMode::kClip));
+  // Padding reads the first unique slice (JAX's nonzero(mask, size=size) pads with 0).
+  const Array wf0 = lax::select_n(real, {filled(0, idt, {k}), wf});
+  const Array src = n == 0 ? filled(0, idt, {k}) : index_get(perm, {wf0});
   Array vals = n == 0 || m == 0 ? lax::broadcast_in_dim(numpy::scalar(0.0, ar.dtype()), {k, m}, {})
                                 : index_get(rows, {src}, mode_opt(GatherScatterMode::kClip));
-  if (o.size && k > 0) {
-    // Padding: fill_value, else the first (smallest) unique slice.
-    const Array fill =
-        o.fill_value ? lax::broadcast_in_dim(numpy::scalar(*o.fill_value, ar.dtype()), {k, m}, {})
-                     : lax::broadcast_in_dim(lax::slice(vals, {0, 0}, {1, m}), {k, m}, {0, 1});
+  if (o.fill_value && k > 0) {
+    const Array fill = lax::broadcast_in_dim(numpy::scalar(*o.fill_value, ar.dtype()), {k, m}, {});
     vals = lax::select_n(lax::broadcast_in_dim(real, {k, m}, {0}), {fill, vals});
   }
   Shape vshape{k};
   vshape.insert(vshape.end(), rest.begin(), rest.end());
   UniqueResult r;
   r.values = moveaxis(lax::reshape(vals, vshape), 0, ax);
-  if (o.return_index) r.indices = lax::select_n(real, {filled(0, idt, {k}), src});
+  if (o.return_index) r.indices = src;
   const Array group =
       lax::sub(cumsum(lax::convert_element_type(first, idt)), iconst(1, idt));  // per sorted slice
   if (o.return_inverse) r.inverse = n == 0 ? group : at(filled(0, idt, {n}), {perm}).set(group);
@@ -411,9 +416,12 @@ UniqueResult unique(const ArrayLike& ar0, const UniqueOptions& o) {
     const bool* p = static_cast<const bool*>(hf.raw_data());
     for (int64_t i = 0; i < n; ++i) k += p[i] ? 1 : 0;
   }
+  if (n == 0 && k > 0 && !o.fill_value) throw ValueError(empty_unique_message());
   const Array first = starts_of_runs(s, o.equal_nan);
   const Array wf = true_positions(first, k, idt);  // where each unique value starts; n: padding
   const Array real = lax::lt(wf, iconst(n, idt));
+  // Padding reads the first unique value (JAX's nonzero(mask, size=size) pads with 0).
+  const Array wf0 = lax::select_n(real, {filled(0, idt, {k}), wf});
   UniqueResult r;
   if (n == 0) {
     const double fv = o.fill_value.value_or(0.0);
@@ -425,12 +433,7 @@ UniqueResult unique(const ArrayLike& ar0, const UniqueOptions& o) {
                                     : lax::reshape(lax::slice(s, {0}, {1}), {});
     r.values = lax::select_n(real, {lax::broadcast_in_dim(fill, {k}, {}), vals});
   }
-  if (o.return_index) {
-    r.indices =
-        n == 0 ? filled(0, idt, {k})
-               : lax::select_n(real, {filled(0, idt, {k}),
-                                      index_get(perm, {wf}, mode_opt(GatherScatterMode::kClip))});
-  }
+  if (o.return_index) r.indices = n == 0 ? filled(0, idt, {k}) : index_get(perm, {wf0});
   // The group of each sorted element (its unique value's position).
   const Array group = n == 0
                           ? filled(0, idt, {0})

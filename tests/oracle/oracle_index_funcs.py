@@ -104,11 +104,14 @@ def ops(base):
                                                  return_counts=True, equal_nan=True)
         size = p.get("size")
         out = p["out"]
+        if a.size == 0 and size and "fill" not in p:
+            raise base.JaxError("ValueError", "jnp.unique: for zero-sized input with nonzero "
+                                "size argument, fill_value must be specified")
         if out == "values":
             fill = p.get("fill", vals[0] if vals.size else 0)
             return Result(padded(vals, size, fill).astype(base.storage(dt)), dt)
-        if out == "index":
-            return ints(padded(index, size, 0), x64)
+        if out == "index":  # JAX pads with the first unique value's index
+            return ints(padded(index, size, index[0] if index.size else 0), x64)
         if out == "inverse":
             return ints(np.asarray(inverse).reshape(a.shape), x64)
         return ints(padded(counts, size, 0), x64)
