@@ -7,6 +7,7 @@
 // finite differences in float64). The seed is printed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <span>
@@ -274,6 +275,54 @@ TEST(Histogram2d, Errors) {
   tnp::UniqueOptions bad;
   bad.axis = 2;
   EXPECT_ERROR(ValueError, tnp::unique(tnp::zeros({3, 2}), bad), "out of bounds");
+  // JAX: a zero-size input padded to a nonzero size needs fill_value.
+  tnp::UniqueOptions sized;
+  sized.size = 2;
+  EXPECT_ERROR(ValueError, tnp::unique(tnp::zeros({0}), sized),
+               "for zero-sized input with nonzero size argument, fill_value must be specified");
+  sized.axis = 0;
+  EXPECT_ERROR(ValueError, tnp::unique(tnp::zeros({0, 2}), sized),
+               "for zero-sized input with nonzero size argument, fill_value must be specified");
+}
+
+TEST(Histogram2d, UniquePaddingFollowsJax) {
+  // Random values with repeats; padded to more than the unique count: the values pad with the
+  // smallest, the indices with the smallest's first index (JAX's perm[nonzero(mask, size)[0]]),
+  // the counts with 0. A loop finds the expected values.
+  const int64_t n = uniform_int(1, 12);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& e : v) e = static_cast<double>(uniform_int(-3, 3));
+  const Array a = testing::host_array(v, {n}, kI32);
+  std::vector<double> uniq, first, counts;
+  for (int64_t i = 0; i < n; ++i) {
+    size_t j = 0;
+    while (j < uniq.size() && uniq[j] < v[i]) ++j;
+    if (j < uniq.size() && uniq[j] == v[i]) {
+      counts[j] += 1;
+      continue;
+    }
+    uniq.insert(uniq.begin() + static_cast<std::ptrdiff_t>(j), v[i]);
+    first.insert(first.begin() + static_cast<std::ptrdiff_t>(j), static_cast<double>(i));
+    counts.insert(counts.begin() + static_cast<std::ptrdiff_t>(j), 1.0);
+  }
+  const int64_t k = static_cast<int64_t>(uniq.size()), size = k + 3;
+  tnp::UniqueOptions o;
+  o.return_index = o.return_counts = true;
+  o.size = size;
+  const tnp::UniqueResult r = tnp::unique(a, o);
+  std::vector<double> wv = uniq, wi = first, wc = counts;
+  wv.resize(static_cast<size_t>(size), uniq[0]);
+  wi.resize(static_cast<size_t>(size), first[0]);
+  wc.resize(static_cast<size_t>(size), 0.0);
+  EXPECT_EQ(compare(to_doubles(r.values), wv, 0, 0), "");
+  EXPECT_EQ(compare(to_doubles(r.indices), wi, 0, 0), "");
+  EXPECT_EQ(compare(to_doubles(r.counts), wc, 0, 0), "");
+  // Truncated: the smallest size values with their exact counts.
+  o.size = std::max<int64_t>(k - 1, 0);
+  const tnp::UniqueResult t = tnp::unique(a, o);
+  wc = counts;
+  wc.resize(static_cast<size_t>(*o.size));
+  EXPECT_EQ(compare(to_doubles(t.counts), wc, 0, 0), "");
 }
 
 // ---------------------------------------------------------------- vectorize
