@@ -507,8 +507,14 @@ Array choose(const ArrayLike& a0, const std::vector<Array>& choices, const std::
   if (choices.empty()) throw ValueError(op_message(op, "choices must be non-empty"));
   const int64_t n = static_cast<int64_t>(choices.size());
   if (mode == "raise") {
-    const Array& host = concrete_for(op, a, "mode='raise' checks the index values",
-                                     "use mode='wrap' or mode='clip' under jit or vmap");
+    const Array* hp = concrete_of(a);
+    if (!hp)
+      throw ConcretizationError(op_message(
+          op,
+          "The error occurred because jnp.choose was jit-compiled with mode='raise'. Use "
+          "mode='wrap' or mode='clip' instead. (The index array is the traced " +
+              a.aval().str() + ".)"));
+    const Array& host = *hp;
     const char* p = static_cast<const char*>(host.raw_data());
     for (int64_t i = 0; i < host.size(); ++i) {
       const double e = load_as_double(host.dtype(), p + i * itemsize(host.dtype()));

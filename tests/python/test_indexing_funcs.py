@@ -227,6 +227,12 @@ def test_index_funcs_are_the_cpp_ones_and_keep_jax_errors(rng):
     # JAX: choose needs an integer index array (ValueError).
     with pytest.raises(ValueError, match="`a` array must be integer typed"):
         jnp.choose(jnp.asarray([0.0, 1.0]), [jnp.zeros(2), jnp.ones(2)])
+    # mode='raise' reads the indices: JAX's text under jit.
+    ch = [jnp.zeros(12), jnp.ones(12)]
+    with pytest.raises(ConcretizationTypeError, match="jit-compiled with mode='raise'"):
+        jax.jit(lambda a: jnp.choose(a % 2, ch))(jnp.asarray(x))
+    with pytest.raises(ConcretizationTypeError, match="jit-compiled with mode='raise'"):
+        jax.jit(lambda a: jnp.ravel_multi_index((a,), (5,)))(jnp.asarray(x))
     # JAX: a zero-size input padded to a nonzero size needs fill_value.
     with pytest.raises(ValueError, match="fill_value must be specified"):
         jnp.unique(jnp.zeros((0,), jnp.int32), size=3)
