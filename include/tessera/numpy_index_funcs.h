@@ -1,6 +1,7 @@
 // tessera::numpy's index-producing and index-consuming functions (jax.numpy's semantics) —
-// src/api/numpy_index_funcs.cpp (nonzero to put_along_axis) and src/api/numpy_histogram.cpp
-// (histogram, histogram_bin_edges, interp), composed from gather/scatter (`at`, take), sort,
+// src/api/numpy_index_funcs.cpp (nonzero to ediff1d), numpy_index_arith.cpp (unravel_index to
+// put_along_axis) and src/api/numpy_histogram.cpp (histogram, histogram_bin_edges,
+// histogram2d, histogramdd, interp), composed from gather/scatter (`at`, take), sort,
 // cumsum and where as JAX composes them; no primitive of their own, so every transformation
 // works through the primitives they bind.
 //
@@ -26,7 +27,8 @@
 //  - partition/argpartition return the sorted order (stable), which is a valid partition; JAX's
 //    lays out the elements after kth in descending order. Both put kth in its sorted place.
 //  - unravel_index wraps negative indices and clips out-of-range ones (JAX's, not NumPy's error).
-//  - unique supports axis=None only (the flattened array); equal_nan merges NaNs.
+//  - unique: axis=None (the flattened array) or an axis (its slices, ordered lexicographically);
+//    equal_nan merges NaNs.
 //  - put/put_along_axis are JAX's functional forms: inplace must be false (ValueError
 //    otherwise, JAX's text); put's mode "raise" is NotImplementedError (as JAX).
 //  - histogram counts a value v in bin i when edges[i] <= v < edges[i + 1], the last bin
@@ -37,6 +39,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -90,14 +93,20 @@ struct UniqueOptions {
   bool equal_nan = true;        // NaNs count as one value
   std::optional<int64_t> size = std::nullopt;       // static number of unique values
   std::optional<double> fill_value = std::nullopt;  // for padding; default: the smallest value
+  // None: the unique elements of ravel(ar). An axis: the unique slices along it (sorted
+  // lexicographically, first element most significant; NaNs equal when equal_nan), inverse and
+  // the rest indexed along that axis, inverse of shape (ar.shape[axis],).
+  std::optional<int64_t> axis = std::nullopt;
 };
 // The requested fields are defined, the others empty handles. With size, padded entries have
-// index 0 and count 0; a size below the number of unique values keeps the smallest ones (their
-// counts exact). inverse has ar's shape (also rank 0, as JAX).
+// the first unique value's index (JAX pads the positions with 0) and count 0; a size below the
+// number of unique values keeps the smallest ones (their counts exact); an empty ar with size > 0
+// needs fill_value (ValueError, JAX's text). inverse has ar's shape (also rank 0, as JAX), or
+// (ar.shape[axis],) with an axis.
 struct UniqueResult {
   Array values, indices, inverse, counts;
 };
-// The sorted unique values of ravel(ar) (jnp.unique with axis=None).
+// The sorted unique values of ravel(ar), or the unique slices along o.axis.
 UniqueResult unique(const ArrayLike& ar, const UniqueOptions& o = {});
 Array unique_values(const ArrayLike& ar);  // the array API's name: unique(ar).values
 
@@ -171,7 +180,32 @@ Array put_along_axis(const ArrayLike& arr, const ArrayLike& indices, const Array
 // ---- histograms and interpolation (src/api/numpy_histogram.cpp) ----
 // A bin count (static) or the 1-D bin edges (increasing; checked when concrete).
 using HistogramBins = std::variant<int64_t, Array>;
-using HistogramRange = std::optional<std::pair<double, double>>;
+// histogram's range: none (the data's min and max), two numbers, or two rank-0 arrays (traced
+// ones give traced edges, as JAX's asarray(range)).
+class HistogramRange {
+ public:
+  HistogramRange() = default;
+  HistogramRange(std::nullopt_t) {}            // NOLINT: implicit by design
+  HistogramRange(std::pair<double, double> r)  // NOLINT
+      : lo_(r.first), hi_(r.second), set_(true) {}
+  HistogramRange(const std::optional<std::pair<double, double>>& r)  // NOLINT
+      : set_(r.has_value()) {
+    if (r) std::tie(lo_, hi_) = *r;
+  }
+  HistogramRange(const Array& lo, const Array& hi) : lo_a_(lo), hi_a_(hi), set_(true) {}
+  bool has_value() const { return set_; }
+  explicit operator bool() const { return set_; }
+  // The two ends as arrays (nullopt when given as numbers).
+  const std::optional<Array>& lo_array() const { return lo_a_; }
+  const std::optional<Array>& hi_array() const { return hi_a_; }
+  double lo() const { return lo_; }
+  double hi() const { return hi_; }
+
+ private:
+  double lo_ = 0, hi_ = 0;
+  std::optional<Array> lo_a_, hi_a_;
+  bool set_ = false;
+};
 // Edges for a bin count: bins + 1 evenly spaced over range (default: the data's min and max;
 // an empty range widens by 0.5 each side). Floating dtype of a (made inexact).
 Array histogram_bin_edges(const ArrayLike& a, const HistogramBins& bins = int64_t{10},
@@ -182,6 +216,26 @@ std::vector<Array> histogram(const ArrayLike& a, const HistogramBins& bins = int
                              const HistogramRange& range = std::nullopt,
                              const std::optional<Array>& weights = std::nullopt,
                              bool density = false);
+
+// histogramdd of an (N, D) sample: bins has one entry for all dimensions or one per dimension;
+// range is empty or has D entries (each none or a pair). hist has shape (bins_0, ..., bins_D-1):
+// the default int without weights or density (as JAX), else the sample's dtype made inexact
+// (promoted with the weights'). weights: shape (N,). density: hist / total / bin volumes.
+struct HistogramDD {
+  Array hist;
+  std::vector<Array> edges;  // one per dimension
+};
+HistogramDD histogramdd(const ArrayLike& sample,
+                        const std::vector<HistogramBins>& bins = {int64_t{10}},
+                        const std::vector<HistogramRange>& range = {},
+                        const std::optional<Array>& weights = std::nullopt, bool density = false);
+// histogramdd of the points (x[i], y[i]): {hist, xedges, yedges}. bins: one entry for both
+// dimensions or two.
+std::vector<Array> histogram2d(const ArrayLike& x, const ArrayLike& y,
+                               const std::vector<HistogramBins>& bins = {int64_t{10}},
+                               const std::vector<HistogramRange>& range = {},
+                               const std::optional<Array>& weights = std::nullopt,
+                               bool density = false);
 
 // interp's left/right: none (fp[0] / fp[-1]), a value, or "extrapolate" (continue the end
 // segment).

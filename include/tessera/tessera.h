@@ -31,6 +31,7 @@
 #include "tessera/numpy_index_funcs.h"
 #include "tessera/numpy_indexing.h"
 #include "tessera/numpy_sort.h"
+#include "tessera/numpy_vectorize.h"
 #include "tessera/ops.h"
 #include "tessera/primitive.h"
 #include "tessera/random.h"

@@ -9,6 +9,7 @@ void bind_io(py::module_& m);               // py_io.cpp
 void bind_random_dists(py::module_& m);     // py_random_dists.cpp
 void bind_window(py::module_& m);           // py_window.cpp
 void bind_conv(py::module_& m);             // py_conv.cpp
+void bind_index_funcs(py::module_& m);      // py_index_funcs.cpp
 }  // namespace tessera::python
 
 PYBIND11_MODULE(_tessera, m) {
@@ -27,6 +28,7 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_indexing(m);
   tessera::python::bind_cumulative(m);
   tessera::python::bind_sort(m);
+  tessera::python::bind_index_funcs(m);
   tessera::python::bind_linalg_spectral(m);
   tessera::python::bind_linalg_solve(m);
   tessera::python::bind_random(m);

@@ -1,4 +1,5 @@
-// jnp.histogram, histogram_bin_edges and interp, composed from searchsorted, scatter-add
+// jnp.histogram, histogram_bin_edges, histogramdd, histogram2d and interp, composed from
+// searchsorted, scatter-add
 // (`at`), gathers and where as JAX composes them. Semantics: include/tessera/numpy_index_funcs.h.
 #include <charconv>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "tessera/lax_sort.h"
 #include "tessera/numpy_index_funcs.h"
 #include "tessera/numpy_indexing.h"
+#include "tessera/numpy_manip.h"
 
 namespace tessera::numpy {
 
@@ -60,6 +62,18 @@ int64_t bin_count(const std::string& name, const HistogramBins& bins) {
   return n;
 }
 
+// n + 1 edges evenly spaced from lo to hi (rank-0 arrays of dtype dt), widened by 0.5 each side
+// when lo == hi; the last edge is hi exactly.
+Array traced_edges(Array lo, Array hi, int64_t n, DType dt) {
+  const Array same = lax::eq(lo, hi);
+  const Array half = numpy::scalar(0.5, dt);
+  lo = lax::select_n(same, {lo, lax::sub(lo, half)});
+  hi = lax::select_n(same, {hi, lax::add(hi, half)});
+  const Array step = lax::div(lax::sub(hi, lo), numpy::scalar(static_cast<double>(n), dt));
+  const Array edges = lax::add(lo, lax::mul(lax::iota(dt, n + 1), step));
+  return at(edges, {n}).set(hi);
+}
+
 // The bin edges in dtype dt for the 1-D data a (histogram_bin_edges' rules).
 Array bin_edges(const std::string& name, const Array& a, const HistogramBins& bins,
                 const HistogramRange& range, DType dt) {
@@ -87,22 +101,32 @@ Array bin_edges(const std::string& name, const Array& a, const HistogramBins& bi
                                             tuple_str(b->shape())));
   }
   const int64_t n = bin_count(name, bins);
-  if (!range && a.is_tracer()) {
-    // Traced data: the edges follow its min and max.
-    Array lo = convert(name.c_str(), lax::reduce_min(a, {0}), dt);
-    Array hi = convert(name.c_str(), lax::reduce_max(a, {0}), dt);
-    const Array same = lax::eq(lo, hi);
-    const Array half = numpy::scalar(0.5, dt);
-    lo = lax::select_n(same, {lo, lax::sub(lo, half)});
-    hi = lax::select_n(same, {hi, lax::add(hi, half)});
-    const Array step = lax::div(lax::sub(hi, lo), numpy::scalar(static_cast<double>(n), dt));
-    const Array edges = lax::add(lo, lax::mul(lax::iota(dt, n + 1), step));
-    return at(edges, {n}).set(hi);
-  }
   double lo = 0.0, hi = 1.0;  // NumPy's range for empty data
-  if (range) {
-    lo = range->first;
-    hi = range->second;
+  const bool have_range = range.has_value();
+  if (range.lo_array()) {
+    // A range of arrays: traced ends give traced edges (JAX's asarray(range, dtype)).
+    const Array& la = *range.lo_array();
+    const Array& ha = *range.hi_array();
+    check_defined(name.c_str(), la);
+    check_defined(name.c_str(), ha);
+    if (la.ndim() != 0 || ha.ndim() != 0)
+      throw ValueError(op_message(name,
+                                  "`range` must be either None or a sequence of scalars, "
+                                  "got ends of shapes " +
+                                      tuple_str(la.shape()) + " and " + tuple_str(ha.shape())));
+    if (la.is_tracer() || ha.is_tracer())
+      return traced_edges(convert(name.c_str(), la, dt), convert(name.c_str(), ha, dt), n, dt);
+    lo = la.item_double();
+    hi = ha.item_double();
+  } else if (range) {
+    lo = range.lo();
+    hi = range.hi();
+  } else if (a.is_tracer()) {
+    // Traced data: the edges follow its min and max.
+    return traced_edges(convert(name.c_str(), lax::reduce_min(a, {0}), dt),
+                        convert(name.c_str(), lax::reduce_max(a, {0}), dt), n, dt);
+  }
+  if (have_range) {
     if (lo > hi)
       throw ValueError(op_message(
           name, "jnp." + name + ": max must be larger than min in range parameter; got range=(" +
@@ -172,6 +196,106 @@ std::vector<Array> histogram(const ArrayLike& a0, const HistogramBins& bins,
   counts = lax::slice(counts, {1}, {k});
   if (density) counts = divide(divide(counts, diff(edges)), lax::reduce_sum(counts, {0}));
   return {counts, edges};
+}
+
+namespace {
+// The 1-based bin of each x (0: below the first edge, k = edges' length: above the last or NaN),
+// the last edge counting in the last bin.
+Array bin_of(const Array& x, const Array& edges) {
+  const int64_t k = edges.shape()[0];
+  const Array i = searchsorted(edges, x, "right");
+  const Array last = lax::reshape(lax::slice(edges, {k - 1}, {k}), {});
+  return lax::select_n(lax::eq(x, last), {i, filled(k - 1, DType::kInt32, i.shape())});
+}
+}  // namespace
+
+HistogramDD histogramdd(const ArrayLike& sample0, const std::vector<HistogramBins>& bins,
+                        const std::vector<HistogramRange>& range,
+                        const std::optional<Array>& weights, bool density) {
+  const char* op = "histogramdd";
+  const Array& s0 = sample0.array();
+  check_defined(op, s0);
+  if (s0.ndim() != 2)
+    throw ValueError(
+        op_message(op, "jnp.histogramdd: sample must be a 2-D array of shape (N, D); got shape " +
+                           tuple_str(s0.shape())));
+  const int64_t N = s0.shape()[0], D = s0.shape()[1];
+  DType dt;
+  std::optional<Array> w;
+  if (weights) {
+    check_defined(op, *weights);
+    if (weights->shape() != Shape{N})
+      throw ValueError(op_message(
+          op, "should have one weight for each sample. (jnp.histogramdd: sample.shape=" +
+                  tuple_str(s0.shape()) + ", weights.shape=" + tuple_str(weights->shape()) + ")"));
+    dt = inexact_of({s0, *weights});
+    w = convert(op, *weights, dt);
+  } else {
+    dt = inexact_of({s0});
+  }
+  const Array sample = convert(op, s0, dt);
+  if (!range.empty() && static_cast<int64_t>(range.size()) != D)
+    throw ValueError(op_message(op, "For sample.shape=" + tuple_str(s0.shape()) +
+                                        ", range must be a sequence of " + std::to_string(D) +
+                                        " pairs or Nones; got " + std::to_string(range.size()) +
+                                        " entries"));
+  if (bins.empty() || (bins.size() != 1 && static_cast<int64_t>(bins.size()) != D))
+    throw ValueError(op_message(
+        op, "should be a bin for each dimension. (jnp.histogramdd: D=" + std::to_string(D) +
+                ", got " + std::to_string(bins.size()) + " bins)"));
+  HistogramDD r;
+  std::vector<Array> idx;
+  Shape nbins;
+  for (int64_t i = 0; i < D; ++i) {
+    const Array col = lax::reshape(lax::slice_in_dim(sample, i, i + 1, 1, 1), {N});
+    const Array e = bin_edges(op, col, bins.size() == 1 ? bins[0] : bins[static_cast<size_t>(i)],
+                              range.empty() ? HistogramRange() : range[static_cast<size_t>(i)], dt);
+    idx.push_back(bin_of(col, e));
+    nbins.push_back(e.shape()[0] + 1);
+    r.edges.push_back(e);
+  }
+  // One bincount over the flat bin of each point; the outer (out of range) bins cut away.
+  const Array flat = ravel_multi_index(idx, nbins, "clip");
+  Array hist = lax::reshape(bincount(flat, w, 0, shape_size(nbins)), nbins);
+  std::vector<int64_t> start(static_cast<size_t>(D), 1), stop;
+  for (int64_t b : nbins) stop.push_back(b - 1);
+  hist = lax::slice(hist, start, stop);
+  if (density) {
+    hist = convert(op, hist, dt);
+    std::vector<int64_t> all(static_cast<size_t>(D));
+    for (int64_t i = 0; i < D; ++i) all[static_cast<size_t>(i)] = i;
+    hist = divide(hist, lax::reduce_sum(hist, all));
+    for (int64_t i = 0; i < D; ++i) {
+      Shape s(static_cast<size_t>(D), 1);
+      s[static_cast<size_t>(i)] = nbins[static_cast<size_t>(i)] - 2;
+      hist = divide(hist, lax::reshape(diff(r.edges[static_cast<size_t>(i)]), s));
+    }
+  }
+  r.hist = hist;
+  return r;
+}
+
+std::vector<Array> histogram2d(const ArrayLike& x0, const ArrayLike& y0,
+                               const std::vector<HistogramBins>& bins,
+                               const std::vector<HistogramRange>& range,
+                               const std::optional<Array>& weights, bool density) {
+  const char* op = "histogram2d";
+  const Array& x = x0.array();
+  const Array& y = y0.array();
+  check_defined(op, x);
+  check_defined(op, y);
+  if (x.ndim() != 1 || y.ndim() != 1 || x.shape() != y.shape())
+    throw ValueError(op_message(
+        op, "jnp.histogram2d: x and y must be 1-D arrays of the same length; got shapes " +
+                tuple_str(x.shape()) + " and " + tuple_str(y.shape())));
+  if (bins.size() != 1 && bins.size() != 2)
+    throw ValueError(op_message(op,
+                                "jnp.histogram2d: bins must be one entry for both "
+                                "dimensions or two (one per dimension); got " +
+                                    std::to_string(bins.size())));
+  const std::vector<Array> xy = promote(op, {x, y});
+  HistogramDD r = histogramdd(stack(xy, 1), bins, range, weights, density);
+  return {r.hist, r.edges[0], r.edges[1]};
 }
 
 Array interp(const ArrayLike& x0, const ArrayLike& xp0, const ArrayLike& fp0, const InterpEnd& left,

@@ -75,8 +75,14 @@ Array ravel_multi_index(const std::vector<Array>& multi_index, const Shape& dims
   }
   if (mode == "raise") {
     for (size_t k = 0; k < idx.size(); ++k) {
-      const Array& host = concrete_for(op, idx[k], "mode='raise' checks the values",
-                                       "use mode='wrap' or mode='clip' under jit or vmap");
+      const Array* hp = concrete_of(idx[k]);
+      if (!hp)
+        throw ConcretizationError(
+            op_message(op,
+                       "The error occurred because ravel_multi_index was jit-compiled with "
+                       "mode='raise'. Use mode='wrap' or mode='clip' instead. (Index " +
+                           std::to_string(k) + " is the traced " + idx[k].aval().str() + ".)"));
+      const Array& host = *hp;
       const char* p = static_cast<const char*>(host.raw_data());
       for (int64_t e = 0; e < host.size(); ++e) {
         const double v = load_as_double(host.dtype(), p + e * itemsize(host.dtype()));

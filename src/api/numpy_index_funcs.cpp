@@ -18,6 +18,7 @@
 #include "tessera/lax_sort.h"
 #include "tessera/numpy_cumulative.h"
 #include "tessera/numpy_indexing.h"
+#include "tessera/numpy_manip.h"
 #include "tessera/numpy_sort.h"
 
 namespace tessera::numpy {
@@ -309,10 +310,93 @@ Array bincount(const ArrayLike& x0, const std::optional<Array>& weights, int64_t
 
 // ---------------------------------------------------------------- unique, partition
 
+namespace {
+
+std::string empty_unique_message() {
+  return op_message("unique",
+                    "jnp.unique: for zero-sized input with nonzero size argument, fill_value "
+                    "must be specified");
+}
+
+// unique over the slices of ar along axis: the slices are sorted lexicographically (a stable
+// lexsort on their elements, the first element most significant) and equal neighbours merged,
+// as NumPy and JAX do.
+UniqueResult unique_axis(const Array& ar, int64_t axis, const UniqueOptions& o) {
+  const char* op = "unique";
+  if (ar.ndim() == 0)
+    throw ValueError(op_message(op, "jnp.unique: axis " + std::to_string(axis) +
+                                        " is out of bounds for a 0-dimensional array"));
+  if (axis < -ar.ndim() || axis >= ar.ndim())
+    throw ValueError(op_message(op, "jnp.unique: axis " + std::to_string(axis) +
+                                        " is out of bounds for an array of dimension " +
+                                        std::to_string(ar.ndim())));
+  const int64_t ax = axis < 0 ? axis + ar.ndim() : axis;
+  const DType idt = index_dtype();
+  const Array moved = moveaxis(ar, ax, 0);
+  const int64_t n = moved.shape()[0];
+  const Shape rest(moved.shape().begin() + 1, moved.shape().end());
+  const int64_t m = shape_size(rest);
+  const Array rows = lax::reshape(moved, {n, m});
+  // The stable order of the slices and where each run of equal slices starts.
+  Array perm = lax::iota(idt, n);
+  Array first = lax::eq(perm, iconst(0, idt));
+  if (n > 1 && m > 0) {
+    std::vector<Array> keys;  // lexsort's last key is the primary one
+    for (int64_t j = m; j-- > 0;)
+      keys.push_back(lax::reshape(lax::slice(rows, {0, j}, {n, j + 1}), {n}));
+    perm = lax::convert_element_type(lexsort(keys, 0), idt);
+    const Array srt = index_get(rows, {perm}, mode_opt(GatherScatterMode::kClip));
+    const Array hi = lax::slice(srt, {1, 0}, {n, m}), lo = lax::slice(srt, {0, 0}, {n - 1, m});
+    Array neq = lax::ne(hi, lo);
+    if (o.equal_nan && is_floating(srt.dtype()))
+      neq = lax::bitwise_and(neq,
+                             lax::bitwise_not(lax::bitwise_and(lax::ne(hi, hi), lax::ne(lo, lo))));
+    first = lax::concatenate({filled(1, DType::kBool, {1}), lax::reduce_or(neq, {1})}, 0);
+  }
+  int64_t k = 0;
+  if (o.size) {
+    if (*o.size < 0)
+      throw ValueError(op_message(op, "size must be non-negative, got " + std::to_string(*o.size)));
+    k = *o.size;
+  } else {
+    const Array& host = concrete_for(op, first, "the number of unique slices depends on the values",
+                                     "pass size (and fill_value) for a static number of results");
+    const bool* p = static_cast<const bool*>(host.raw_data());
+    for (int64_t i = 0; i < n; ++i) k += p[i] ? 1 : 0;
+  }
+  if (n == 0 && k > 0 && !o.fill_value) throw ValueError(empty_unique_message());
+  const Array wf = true_positions(first, k, idt);  // n: padding
+  const Array real = lax::lt(wf, iconst(n, idt));
+  // Padding reads the first unique slice (JAX's nonzero(mask, size=size) pads with 0).
+  const Array wf0 = lax::select_n(real, {filled(0, idt, {k}), wf});
+  const Array src = n == 0 ? filled(0, idt, {k}) : index_get(perm, {wf0});
+  Array vals = n == 0 || m == 0 ? lax::broadcast_in_dim(numpy::scalar(0.0, ar.dtype()), {k, m}, {})
+                                : index_get(rows, {src}, mode_opt(GatherScatterMode::kClip));
+  if (o.fill_value && k > 0) {
+    const Array fill = lax::broadcast_in_dim(numpy::scalar(*o.fill_value, ar.dtype()), {k, m}, {});
+    vals = lax::select_n(lax::broadcast_in_dim(real, {k, m}, {0}), {fill, vals});
+  }
+  Shape vshape{k};
+  vshape.insert(vshape.end(), rest.begin(), rest.end());
+  UniqueResult r;
+  r.values = moveaxis(lax::reshape(vals, vshape), 0, ax);
+  if (o.return_index) r.indices = src;
+  const Array group =
+      lax::sub(cumsum(lax::convert_element_type(first, idt)), iconst(1, idt));  // per sorted slice
+  if (o.return_inverse) r.inverse = n == 0 ? group : at(filled(0, idt, {n}), {perm}).set(group);
+  if (o.return_counts)
+    r.counts = n == 0 ? filled(0, idt, {k})
+                      : at(filled(0, idt, {k}), {group}).add(filled(1, idt, {n}), mode_opt(kDrop));
+  return r;
+}
+
+}  // namespace
+
 UniqueResult unique(const ArrayLike& ar0, const UniqueOptions& o) {
   const char* op = "unique";
   const Array& ar = ar0.array();
   check_defined(op, ar);
+  if (o.axis) return unique_axis(ar, *o.axis, o);
   const DType idt = index_dtype();
   const Array a = flat1(ar);
   const int64_t n = a.shape()[0];
@@ -332,9 +416,12 @@ UniqueResult unique(const ArrayLike& ar0, const UniqueOptions& o) {
     const bool* p = static_cast<const bool*>(hf.raw_data());
     for (int64_t i = 0; i < n; ++i) k += p[i] ? 1 : 0;
   }
+  if (n == 0 && k > 0 && !o.fill_value) throw ValueError(empty_unique_message());
   const Array first = starts_of_runs(s, o.equal_nan);
   const Array wf = true_positions(first, k, idt);  // where each unique value starts; n: padding
   const Array real = lax::lt(wf, iconst(n, idt));
+  // Padding reads the first unique value (JAX's nonzero(mask, size=size) pads with 0).
+  const Array wf0 = lax::select_n(real, {filled(0, idt, {k}), wf});
   UniqueResult r;
   if (n == 0) {
     const double fv = o.fill_value.value_or(0.0);
@@ -346,12 +433,7 @@ UniqueResult unique(const ArrayLike& ar0, const UniqueOptions& o) {
                                     : lax::reshape(lax::slice(s, {0}, {1}), {});
     r.values = lax::select_n(real, {lax::broadcast_in_dim(fill, {k}, {}), vals});
   }
-  if (o.return_index) {
-    r.indices =
-        n == 0 ? filled(0, idt, {k})
-               : lax::select_n(real, {filled(0, idt, {k}),
-                                      index_get(perm, {wf}, mode_opt(GatherScatterMode::kClip))});
-  }
+  if (o.return_index) r.indices = n == 0 ? filled(0, idt, {k}) : index_get(perm, {wf0});
   // The group of each sorted element (its unique value's position).
   const Array group = n == 0
                           ? filled(0, idt, {0})
@@ -419,14 +501,20 @@ Array choose(const ArrayLike& a0, const std::vector<Array>& choices, const std::
   const char* op = "choose";
   Array a = a0.array();
   check_defined(op, a);
-  if (!is_integer(a.dtype()) && !is_bool(a.dtype()))
-    throw TypeError(
-        op_message(op, "the index array a must have an integer type; got " + dtype_str(a.dtype())));
+  if (!is_integer(a.dtype()))  // bool too, as JAX's issubdtype(a.dtype, integer)
+    throw ValueError(op_message(op, "`a` array must be integer typed; got " + dtype_str(a.dtype()) +
+                                        " (cast it with astype(int32))"));
   if (choices.empty()) throw ValueError(op_message(op, "choices must be non-empty"));
   const int64_t n = static_cast<int64_t>(choices.size());
   if (mode == "raise") {
-    const Array& host = concrete_for(op, a, "mode='raise' checks the index values",
-                                     "use mode='wrap' or mode='clip' under jit or vmap");
+    const Array* hp = concrete_of(a);
+    if (!hp)
+      throw ConcretizationError(op_message(
+          op,
+          "The error occurred because jnp.choose was jit-compiled with mode='raise'. Use "
+          "mode='wrap' or mode='clip' instead. (The index array is the traced " +
+              a.aval().str() + ".)"));
+    const Array& host = *hp;
     const char* p = static_cast<const char*>(host.raw_data());
     for (int64_t i = 0; i < host.size(); ++i) {
       const double e = load_as_double(host.dtype(), p + i * itemsize(host.dtype()));

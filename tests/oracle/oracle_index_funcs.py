@@ -20,6 +20,10 @@ int32 and the other produced indices the default int (int64 canonicalized to int
   "idx.put" {mode?}  inputs a, ind, v   "idx.put_along_axis" {axis?}  inputs arr, idx, values
   "idx.histogram" {bins | edges input, range?, density, out}  inputs a (, weights) (, edges)
   "idx.interp" {left?, right?, period?} inputs x, xp, fp
+  "idx.histogramdd" {bins: [count or null (edges input)] per dim, ranges?: [pair or null],
+                     weights, density, out: -1 hist | i edges of dim i}
+                     inputs sample (N, D) (, weights) (, the edges of each null bin, in order)
+  "idx.unique_axis" {axis, out: values|index|inverse|counts}
 """
 
 import numpy as np
@@ -100,11 +104,14 @@ def ops(base):
                                                  return_counts=True, equal_nan=True)
         size = p.get("size")
         out = p["out"]
+        if a.size == 0 and size and "fill" not in p:
+            raise base.JaxError("ValueError", "jnp.unique: for zero-sized input with nonzero "
+                                "size argument, fill_value must be specified")
         if out == "values":
             fill = p.get("fill", vals[0] if vals.size else 0)
             return Result(padded(vals, size, fill).astype(base.storage(dt)), dt)
-        if out == "index":
-            return ints(padded(index, size, 0), x64)
+        if out == "index":  # JAX pads with the first unique value's index
+            return ints(padded(index, size, index[0] if index.size else 0), x64)
         if out == "inverse":
             return ints(np.asarray(inverse).reshape(a.shape), x64)
         return ints(padded(counts, size, 0), x64)
@@ -242,6 +249,52 @@ def ops(base):
         tol = 1e-5 if dt != "float64" else 1e-12
         return Result(base.round_to(hist, dt), dt, rtol=tol, atol=tol)
 
+    def count_edges(col, n, rng, dt):
+        """jnp's edges for n bins: a double linspace over the range (default the data's min
+        and max; (0, 1) when empty; widened by 0.5 when empty), rounded once to dt."""
+        lo, hi = rng if rng is not None else (col.min(), col.max()) if col.size else (0, 1)
+        lo, hi = float(lo), float(hi)
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        return base.to_f64(base.round_to(np.linspace(lo, hi, n + 1), dt))
+
+    def histogramdd(p, ins, x64):
+        sample = f64(ins[0])
+        dts = [ins[0]["dtype"]] + ([ins[1]["dtype"]] if p["weights"] else [])
+        floats = [d for d in dts if base.is_float(d)]  # float32/float64 (JAX's promotion)
+        dt = ("float64" if "float64" in floats else "float32") if floats else \
+            base.canonicalize("float64", x64)
+        k = 1
+        w = None
+        if p["weights"]:
+            w = f64(ins[1])
+            k = 2
+        sample = base.to_f64(base.round_to(sample, dt))
+        ranges = p.get("ranges") or [None] * sample.shape[1]
+        edges = []
+        for d, n in enumerate(p["bins"]):
+            if n is None:
+                edges.append(base.to_f64(base.round_to(f64(ins[k]), dt)))
+                k += 1
+            else:
+                edges.append(count_edges(sample[:, d], n, ranges[d], dt))
+        hist, _ = np.histogramdd(sample, bins=edges, weights=w, density=p["density"])
+        if p["out"] >= 0:
+            return Result(base.round_to(edges[p["out"]], dt), dt)
+        if w is None and not p["density"]:
+            return ints(hist, x64)
+        tol = 1e-5 if dt != "float64" else 1e-12
+        return Result(base.round_to(hist, dt), dt, rtol=tol, atol=tol)
+
+    def unique_axis(p, ins, x64):
+        a = arr(ins[0])
+        vals, index, inverse, counts = np.unique(a, axis=p["axis"], return_index=True,
+                                                 return_inverse=True, return_counts=True)
+        if p["out"] == "values":
+            return same(vals, ins[0])
+        return ints({"index": index, "inverse": inverse.reshape(-1),
+                     "counts": counts}[p["out"]], x64)
+
     def interp(p, ins, x64):
         x, xp, fp = (f64(i) for i in ins)
         kw = {k: p[k] for k in ("left", "right", "period") if k in p}
@@ -273,4 +326,6 @@ def ops(base):
         "idx.put_along_axis": put_along_axis,
         "idx.histogram": histogram,
         "idx.interp": interp,
+        "idx.histogramdd": histogramdd,
+        "idx.unique_axis": unique_axis,
     }

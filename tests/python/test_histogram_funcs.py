@@ -482,3 +482,27 @@ def test_apply_along_and_over_axes(rng):
     assert got.shape == (1, 4, 1)
     with pytest.raises(ValueError, match="out of bounds"):
         jnp.apply_along_axis(jnp.sum, 3, jnp.asarray(a))
+
+
+def test_histogram_traced_range_and_histogramdd_under_jit(rng):
+    a = rng.normal(size=40).astype(np.float32)
+    # A range of traced scalars (JAX's asarray(range)) gives the edges of the same numbers.
+    f = jax.jit(lambda x, lo, hi: jnp.histogram(x, bins=5, range=(lo, hi)))
+    h, e = f(jnp.asarray(a), jnp.asarray(-1.5, jnp.float32), jnp.asarray(2.0, jnp.float32))
+    np.testing.assert_allclose(A(e), np.histogram_bin_edges(a, 5, range=(-1.5, 2.0)),
+                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(A(h), np.histogram(a, bins=A(e))[0])
+    s = rng.normal(size=(30, 2)).astype(np.float32)
+    H, edges = jax.jit(lambda x: jnp.histogramdd(x, bins=(3, 4), range=[(-2, 2), None]))(
+        jnp.asarray(s))
+    np.testing.assert_array_equal(A(H), np.histogramdd(s, bins=[A(e) for e in edges])[0])
+    np.testing.assert_array_equal(A(edges[0]), np.linspace(-2, 2, 4).astype(np.float32))
+    # d/dw of a weighted 2-D histogram: c at each point's bin.
+    c = rng.normal(size=(3, 4)).astype(np.float32)
+    g = A(jax.grad(lambda w: jnp.sum(jnp.asarray(c) * jnp.histogramdd(
+        jnp.asarray(s), bins=(3, 4), range=[(-2, 2), (-2, 2)], weights=w)[0]))(
+        jnp.ones(30, jnp.float32)))
+    bx = np.clip(np.digitize(s[:, 0], np.linspace(-2, 2, 4)) - 1, 0, 2)
+    by = np.clip(np.digitize(s[:, 1], np.linspace(-2, 2, 5)) - 1, 0, 3)
+    inside = np.all((s >= -2) & (s <= 2), axis=1)
+    np.testing.assert_allclose(g, np.where(inside, c[bx, by], 0.0), rtol=1e-6)

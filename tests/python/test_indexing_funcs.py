@@ -210,3 +210,44 @@ def test_unique_axis_int_size_and_jit(rng):
         jnp.unique(jnp.asarray(x), axis=2)
     e = jnp.unique(jnp.zeros((0, 3), jnp.float32), axis=0)
     assert e.shape == (0, 3)
+
+
+def test_index_funcs_are_the_cpp_ones_and_keep_jax_errors(rng):
+    # One implementation: the Python names wrap tessera._tessera.index_funcs.
+    from tessera import _tessera
+    x = rng.integers(0, 5, 12).astype(np.int32)
+    np.testing.assert_array_equal(A(jnp.bincount(jnp.asarray(x))),
+                                  A(_tessera.index_funcs.bincount(jnp.asarray(x))))
+    # Value-dependent sizes under jit: JAX's ConcretizationTypeError (a TypeError).
+    for f in (jnp.unique, jnp.bincount, jnp.flatnonzero, jnp.argwhere,
+              lambda a: jnp.compress(a > 1, a), lambda a: jnp.unique(a.reshape(3, 4), axis=0)):
+        with pytest.raises(ConcretizationTypeError, match="must be statically specified"):
+            jax.jit(f)(jnp.asarray(x))
+    assert issubclass(ConcretizationTypeError, TypeError)
+    # JAX: choose needs an integer index array (ValueError).
+    with pytest.raises(ValueError, match="`a` array must be integer typed"):
+        jnp.choose(jnp.asarray([0.0, 1.0]), [jnp.zeros(2), jnp.ones(2)])
+    # mode='raise' reads the indices: JAX's text under jit.
+    ch = [jnp.zeros(12), jnp.ones(12)]
+    with pytest.raises(ConcretizationTypeError, match="jit-compiled with mode='raise'"):
+        jax.jit(lambda a: jnp.choose(a % 2, ch))(jnp.asarray(x))
+    with pytest.raises(ConcretizationTypeError, match="jit-compiled with mode='raise'"):
+        jax.jit(lambda a: jnp.ravel_multi_index((a,), (5,)))(jnp.asarray(x))
+    # JAX: a zero-size input padded to a nonzero size needs fill_value.
+    with pytest.raises(ValueError, match="fill_value must be specified"):
+        jnp.unique(jnp.zeros((0,), jnp.int32), size=3)
+
+
+def test_unique_size_pads_as_jax(rng):
+    x = rng.integers(-3, 4, 15).astype(np.int32)
+    vals, index, counts = np.unique(x, return_index=True, return_counts=True)
+    k = len(vals)
+    got = jax.jit(lambda a: jnp.unique(a, return_index=True, return_counts=True, size=k + 2))(
+        jnp.asarray(x))
+    # Padding: the smallest value, its first index (JAX's perm[0]) and count 0.
+    np.testing.assert_array_equal(A(got[0]), np.concatenate([vals, [vals[0]] * 2]))
+    np.testing.assert_array_equal(A(got[1]), np.concatenate([index, [index[0]] * 2]))
+    np.testing.assert_array_equal(A(got[2]), np.concatenate([counts, [0, 0]]))
+    # Truncated: the smallest values with exact counts.
+    got = jnp.unique(jnp.asarray(x), return_counts=True, size=k - 1)
+    np.testing.assert_array_equal(A(got[1]), counts[:k - 1])

@@ -1,15 +1,14 @@
 """jnp's histogram family (histogram, histogram_bin_edges, histogram2d, histogramdd), interp,
 vectorize (generalized-ufunc signatures over tessera.vmap) and the array-function helpers
-piecewise, fill_diagonal, place, apply_along_axis and apply_over_axes, composed from
-searchsorted, bincount, scatter (`.at[]`), sort and vmap as JAX composes them.
+piecewise, fill_diagonal, place, apply_along_axis and apply_over_axes.
 
-Counting follows NumPy: a value v lands in bin i when edges[i] <= v < edges[i + 1], the last
-bin is closed on the right, and values outside the edges (or NaN) are not counted."""
+The histograms and interp are the C++ functions of tessera/numpy_index_funcs.h (bound in
+python/src/py_index_funcs.cpp); this module keeps their Python signatures (string bins, a
+sequence of bins per dimension). vectorize stays in Python — it calls Python functions with
+excluded, keyword and None arguments and tuple results, which a flat C++ function cannot see —
+and parses its signature with the C++ parser that tessera::numpy::vectorize uses."""
 import builtins as _builtins
 import functools as _functools
-import math as _math
-import operator as _operator
-import re as _re
 import warnings as _warnings
 
 import numpy as _np
@@ -18,204 +17,64 @@ from tessera import _tessera
 from tessera import lax as _lax
 from tessera import numpy as _jnp
 from tessera._src.array import Array as _Array
-from tessera.errors import ConcretizationTypeError as _ConcretizationTypeError
 from tessera.numpy import _indexing_funcs as _idx
+
+_C = _tessera.index_funcs
 
 
 def _is_tracer(x):
     return isinstance(x, _Array) and x._is_tracer
 
 
-def _any_tracer(xs):
-    return _builtins.any(_is_tracer(x) for x in xs)
-
-
-def _inexact_dtype(*dtypes):
-    """JAX's promote_dtypes_inexact: the common dtype, made floating (int -> default float)."""
-    dt = _jnp.result_type(*dtypes) if len(dtypes) > 1 else _jnp.dtype(dtypes[0])
-    if _idx._inexact(dt):
-        return dt
-    default = _jnp.float64 if _tessera.x64_enabled() else _jnp.float32
-    return _jnp.promote_types(dt, default)
-
-
-def _host_dtype(dt):
-    return _np.float32 if str(dt) == "bfloat16" else _np.dtype(dt)
-
-
 # ---- histograms ----
-def _bin_count(name, bins):
-    """An int bin count, which must be concrete (it sets the output's shape)."""
-    if _is_tracer(bins):
-        raise _ConcretizationTypeError(
-            f"The bins argument of jnp.{name} must be concrete when it is a number of bins (it "
-            f"sets the shape of the result); pass a Python int, or an array of bin edges.")
-    try:
-        n = _operator.index(bins if not isinstance(bins, (_Array, _np.ndarray)) else
-                            _np.asarray(bins).item())
-    except TypeError:
-        raise TypeError(f"jnp.{name}: bins must be an integer or a 1-D array of bin edges; got "
-                        f"{bins!r}") from None
-    if n < 1:
-        raise ValueError(f"jnp.{name}: `bins` must be positive, when an integer; got {n}")
-    return n
-
-
-def _edges(name, a, bins, range, dt):
-    """Bin edges in dtype dt for the 1-D data a (histogram_bin_edges' rules)."""
+def _no_string_bins(name, bins):
     if isinstance(bins, str):
         raise NotImplementedError(f"jnp.{name}: string values for `bins` not implemented.")
-    if _jnp.ndim(bins) == 1:
-        edges = _jnp.asarray(bins).astype(dt)
-        if edges.shape[0] == 0:
-            raise ValueError(f"jnp.{name}: `bins` must hold at least one edge, when an array")
-        if not _is_tracer(edges):
-            host = _np.asarray(edges)
-            if _np.any(host[:-1] > host[1:]):
-                raise ValueError(f"jnp.{name}: `bins` must increase monotonically, when an "
-                                 "array")
-        return edges
-    if _jnp.ndim(bins) != 0:
-        raise ValueError(f"jnp.{name}: bins must be an integer or a 1-D array of edges; got an "
-                         f"array of shape {_jnp.shape(bins)}")
-    n = _bin_count(name, bins)
-    if range is None:
-        if a.size == 0:
-            lo, hi = 0.0, 1.0  # NumPy's range for empty data
-        elif _is_tracer(a):
-            lo, hi = _jnp.min(a), _jnp.max(a)
-        else:
-            host = _np.asarray(a.astype(_host_dtype(dt)))
-            lo, hi = host.min().item(), host.max().item()
-    else:
-        if isinstance(range, (_Array, _np.ndarray)) and range.shape != (2,) or \
-                not isinstance(range, (_Array, _np.ndarray)) and len(range) != 2:
-            raise ValueError(f"`range` must be either None or a sequence of scalars, got "
-                             f"{range}")
-        lo, hi = range[0], range[1]
-    if not _any_tracer((lo, hi)):
-        lo, hi = float(_np.asarray(lo)), float(_np.asarray(hi))
-        if lo > hi:
-            raise ValueError(f"jnp.{name}: max must be larger than min in range parameter; got "
-                             f"range=({lo}, {hi})")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        # NumPy's edges: a double-precision linspace rounded to dt.
-        return _jnp.asarray(_np.linspace(lo, hi, n + 1).astype(_host_dtype(dt))).astype(dt)
-    lo = _jnp.asarray(lo).astype(dt)
-    hi = _jnp.asarray(hi).astype(dt)
-    same = lo == hi
-    lo, hi = _jnp.where(same, lo - 0.5, lo), _jnp.where(same, hi + 0.5, hi)
-    step = (hi - lo) / n
-    edges = lo + _jnp.arange(n + 1, dtype=dt) * step
-    return edges.at[n].set(hi)
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """The edges jnp.histogram uses: bins itself (as a float array) when it is an array, else
     bins + 1 evenly spaced edges over range (default: the data's min and max)."""
-    a = _jnp.asarray(a)
-    return _edges("histogram_bin_edges", _jnp.ravel(a), bins, range, _inexact_dtype(a.dtype))
-
-
-def _bin_index(x, edges):
-    """1-based bin of each x (0: below the first edge, len(edges): above the last or NaN), the
-    last edge counting in the last bin."""
-    i = _idx.searchsorted(edges, x, side="right")
-    return _jnp.where(x == edges[-1], edges.shape[0] - 1, i)
+    _no_string_bins("histogram_bin_edges", bins)
+    return _C.histogram_bin_edges(a, bins, range, weights)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """(hist, bin_edges) as jnp.histogram: hist has the float dtype of a (and weights);
     density=True divides by the bin widths and the total."""
-    a = _jnp.asarray(a)
-    if weights is None:
-        dt = _inexact_dtype(a.dtype)
-        w = _jnp.ones(a.shape, dt)
-    else:
-        w = _jnp.asarray(weights)
-        if w.shape != a.shape:
-            raise ValueError(f"weights should have the same shape as a. (jnp.histogram: got "
-                             f"a.shape={a.shape}, weights.shape={w.shape})")
-        dt = _inexact_dtype(a.dtype, w.dtype)
-        w = w.astype(dt)
-    a = _jnp.ravel(a).astype(dt)
-    edges = _edges("histogram", a, bins, range, dt)
-    k = edges.shape[0]
-    idx = _bin_index(a, edges)
-    counts = _jnp.zeros((k,), dt).at[idx].add(_jnp.ravel(w), mode="drop")[1:]
-    if density:
-        counts = counts / _idx.diff(edges) / _jnp.sum(counts)
-    return counts, edges
+    _no_string_bins("histogram", bins)
+    return _C.histogram(a, bins, range, weights, bool(density))
 
 
 def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     """(hist, [edges per dimension]) for an (N, D) sample, as jnp.histogramdd: integer counts
     without weights or density (as JAX), floating ones otherwise."""
-    sample = _jnp.asarray(sample)
-    if sample.ndim != 2:
-        raise ValueError(f"jnp.histogramdd: sample must be a 2-D array of shape (N, D); got "
-                         f"shape {sample.shape}")
-    N, D = sample.shape
-    dt = _inexact_dtype(sample.dtype)
-    if weights is not None:
-        weights = _jnp.asarray(weights)
-        if weights.shape != (N,):
-            raise ValueError(f"should have one weight for each sample. (jnp.histogramdd: "
-                             f"sample.shape={sample.shape}, weights.shape={weights.shape})")
-        dt = _inexact_dtype(sample.dtype, weights.dtype)
-        weights = weights.astype(dt)
-    sample = sample.astype(dt)
-    if range is not None and (len(range) != D or _builtins.any(
-            r is not None and _jnp.shape(r)[0] != 2 for r in range)):
-        raise ValueError(f"For sample.shape={(N, D)}, range must be a sequence of {D} pairs or "
-                         f"Nones; got range={range}")
-    if isinstance(bins, str):
-        raise NotImplementedError("jnp.histogramdd: string values for `bins` not implemented.")
-    if not isinstance(bins, (list, tuple)) and _jnp.ndim(bins) == 0:
-        per_dim = [bins] * D
+    _no_string_bins("histogramdd", bins)
+    shape = _jnp.shape(sample)
+    try:
+        per_dim = list(bins)  # a sequence (or 1-D array): one entry per dimension, as JAX
+    except TypeError:
+        per_dim = [bins]
     else:
-        per_dim = list(bins)
-        if len(per_dim) != D:
-            raise ValueError(f"should be a bin for each dimension. (jnp.histogramdd: D={D}, "
-                             f"got {len(per_dim)} bins)")
-    idxs, edges = [], []
-    for i in _builtins.range(D):
-        col = sample[:, i]
-        e = _edges("histogramdd", col, per_dim[i], None if range is None else range[i], dt)
-        j = _idx.searchsorted(e, col, side="right")
-        idxs.append(_jnp.where(col == e[-1], j - 1, j))
-        edges.append(e)
-    nbins = tuple(e.shape[0] + 1 for e in edges)
-    flat = _idx.ravel_multi_index(tuple(idxs), nbins, mode="clip")
-    hist = _idx.bincount(flat, weights, length=_math.prod(nbins)).reshape(nbins)
-    hist = hist[(slice(1, -1),) * D]
-    if density:
-        hist = hist.astype(dt)
-        hist = hist / _jnp.sum(hist)
-        for i, e in enumerate(edges):
-            shape = [1] * D
-            shape[i] = e.shape[0] - 1
-            hist = hist / _idx.diff(e).reshape(tuple(shape))
-    return hist, edges
+        if len(shape) == 2 and len(per_dim) != shape[1]:
+            raise ValueError(f"should be a bin for each dimension. (jnp.histogramdd: "
+                             f"D={shape[1]}, got {len(per_dim)} bins)")
+    hist, edges = _C.histogramdd(sample, per_dim, None if range is None else list(range),
+                                 weights, bool(density))
+    return hist, list(edges)
 
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
-    """(hist, xedges, yedges) for the points (x[i], y[i]), as jnp.histogram2d."""
-    x, y = _jnp.asarray(x), _jnp.asarray(y)
-    if x.ndim != 1 or y.ndim != 1 or x.shape != y.shape:
-        raise ValueError(f"jnp.histogram2d: x and y must be 1-D arrays of the same length; got "
-                         f"shapes {x.shape} and {y.shape}")
+    """(hist, xedges, yedges) for the points (x[i], y[i]), as jnp.histogram2d: bins is one
+    count or array of edges for both dimensions, or a pair of them."""
+    _no_string_bins("histogram2d", bins)
     try:
-        nb = len(bins)
+        n = len(bins)
     except TypeError:
-        nb = 1
-    if nb != 1 and nb != 2:  # one array of edges, for both dimensions
-        bins = [bins, bins]
-    dt = _jnp.result_type(x, y)
-    hist, edges = histogramdd(_jnp.stack([x.astype(dt), y.astype(dt)], 1), bins, range, weights,
-                              density)
-    return hist, edges[0], edges[1]
+        n = 1
+    per_dim = list(bins) if n == 2 else [bins]  # other lengths: one array of edges for both
+    return _C.histogram2d(x, y, per_dim, None if range is None else list(range), weights,
+                          bool(density))
 
 
 # ---- interpolation ----
@@ -223,72 +82,14 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     """One-dimensional linear interpolation, as jnp.interp: xp increasing (not checked);
     left/right are the values outside [xp[0], xp[-1]] (default fp[0], fp[-1]), or
     'extrapolate' to continue the end segments; with period, x and xp are taken modulo it."""
-    x, xp, fp = _jnp.asarray(x), _jnp.asarray(xp), _jnp.asarray(fp)
-    if xp.shape != fp.shape or xp.ndim != 1:
-        raise ValueError(f"xp and fp must be one-dimensional arrays of equal size (jnp.interp: "
-                         f"got shapes {xp.shape} and {fp.shape})")
-    if xp.shape[0] == 0:
-        raise ValueError("jnp.interp: xp and fp must not be empty (array of sample points is "
-                         "empty)")
-    dt = _inexact_dtype(x.dtype, xp.dtype)
-    x, xp = x.astype(dt), xp.astype(dt)
-    fp = fp.astype(_inexact_dtype(fp.dtype))
-    ext = {}
-    for side, v in (("left", left), ("right", right)):
-        if isinstance(v, str):
-            if v != "extrapolate":
-                raise ValueError(f"the only valid string value of `{side}` is 'extrapolate', "
-                                 f"got: {v!r}")
-            ext[side] = True
-        else:
-            ext[side] = False
-    if period is not None:
-        if _jnp.ndim(period) != 0:
-            raise ValueError(f"period must be a scalar; got {period}")
-        if not _is_tracer(period) and float(_np.asarray(period)) == 0:
-            raise ValueError("jnp.interp: period must be a non-zero value")
-        period = _jnp.abs(_jnp.asarray(period).astype(dt))
-        x = x % period
-        xp, fp = _lax.sort_key_val(xp % period, fp)
-        xp = _jnp.concatenate([xp[-1:] - period, xp, xp[:1] + period])
-        fp = _jnp.concatenate([fp[-1:], fp, fp[:1]])
-    n = xp.shape[0]
-    if n == 1:
-        out = _jnp.broadcast_to(fp[0], x.shape)
-    else:
-        i = _jnp.clip(_idx.searchsorted(xp, x, side="right"), 1, n - 1)
-        x0, x1 = xp[i - 1], xp[i]
-        f0, f1 = fp[i - 1], fp[i]
-        dx = x1 - x0
-        # Coincident points: the left value, with a finite (zero) slope for gradients.
-        tiny = _np.spacing(_np.finfo(_host_dtype(dt)).eps)
-        flat = _jnp.abs(dx) <= tiny
-        t = (x - x0) / _jnp.where(flat, 1, dx)
-        # The weighted form is exact at both ends of a segment (t = 0 or 1).
-        out = _jnp.where(flat, f0, f0 * (1 - t) + f1 * t)
-    if period is None:
-        if not ext["left"]:
-            out = _jnp.where(x < xp[0], fp[0] if left is None else left, out)
-        if not ext["right"]:
-            out = _jnp.where(x > xp[-1], fp[-1] if right is None else right, out)
-    return out
+    return _C.interp(x, xp, fp, left, right, period)
 
 
 # ---- vectorize ----
-_DIM = r"\w+"
-_DIMS = rf"(?:{_DIM}(?:,{_DIM})*)?"
-_ARG = rf"\({_DIMS}\)"
-_ARGS = rf"{_ARG}(?:,{_ARG})*"
-_SIG = rf"^{_ARGS}->{_ARGS}$"
-
-
 def _parse_signature(signature):
-    sig = _re.sub(r"\s+", "", signature)
-    if not _re.match(_SIG, sig):
-        raise ValueError(f"not a valid gufunc signature: {signature}")
-    ins, outs = ([tuple(_re.findall(_DIM, arg)) for arg in _re.findall(_ARG, part)]
-                 for part in sig.split("->"))
-    return ins, outs
+    """(input core dims, output core dims) as tuples of names (tessera::numpy's parser)."""
+    ins, outs = _C.parse_gufunc_signature(signature)
+    return list(ins), list(outs)
 
 
 def _core_sizes(sizes, shape, dims, context, is_input):
