@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "prims/prims.h"
 #include "tessera/lax.h"
+#include "tessera/primitive.h"
 #include "tessera/lax_padding.h"
 
 namespace tessera::lax {
@@ -169,7 +169,7 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs,
   if (precision) p.set("precision", to_param(*precision));
   if (preferred_element_type)
     p.set("preferred_element_type", canonicalize_dtype(*preferred_element_type));
-  return bind1(prims::conv_general_dilated, {lhs, rhs}, p);
+  return bind1(*find_primitive("conv_general_dilated"), {lhs, rhs}, p);
 }
 
 Array conv(const Array& lhs, const Array& rhs, const std::vector<int64_t>& window_strides,

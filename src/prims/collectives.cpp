@@ -42,8 +42,13 @@ using batching::kNotMapped;
 
 std::vector<std::string> axes_of(const Params& p) {
   std::vector<std::string> names;
-  for (const ParamValue& v : p.get<std::shared_ptr<const ParamTuple>>("axes")->items)
-    names.push_back(std::get<std::string>(v));
+  for (const ParamValue& v : p.get<std::shared_ptr<const ParamTuple>>("axes")->items) {
+    const std::string* s = std::get_if<std::string>(&v);
+    if (s == nullptr)
+      throw TypeError(op_message("psum", "axes must be a tuple of axis names (strings), got " +
+                                             param_value_str(v)));
+    names.push_back(*s);
+  }
   return names;
 }
 
@@ -95,7 +100,11 @@ std::vector<Array> reduce_impl(Red r, std::span<const Array> args, const Params&
   int64_t n = 1;
   for (const std::string& name : axes_of(p)) n *= axis_size_or_throw(name, "psum");
   const Array& x = args[0];
-  return {lax::mul(x, filled(x, static_cast<double>(n)))};
+  Array y = lax::mul(x, filled(x, static_cast<double>(n)));
+  if (x.weak_type() && !y.weak_type())  // the sum keeps x's weak type, as abstract eval says
+    y = tessera::bind(convert_element_type, {y},
+                      Params{{"new_dtype", y.dtype()}, {"weak_type", true}})[0];
+  return {y};
 }
 
 BatchOut reduce_batch(Red r, const BatchAxis& axis, std::span<const Array> args,

@@ -25,12 +25,12 @@ def test_reductions_and_pytrees(rng):
     out = jax.vmap(lambda v: {"s": lax.psum(v, "i"), "m": lax.pmean(v, "i"),
                               "hi": lax.pmax(v, "i"), "lo": lax.pmin(v, "i")},
                    axis_name="i")(x)
-    np.testing.assert_allclose(A(out["s"]), np.broadcast_to(x.sum(0), x.shape), rtol=1e-5)
-    np.testing.assert_allclose(A(out["m"]), np.broadcast_to(x.mean(0), x.shape), rtol=1e-5)
+    np.testing.assert_allclose(A(out["s"]), np.broadcast_to(x.sum(0), x.shape), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(A(out["m"]), np.broadcast_to(x.mean(0), x.shape), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(A(out["hi"]), np.broadcast_to(x.max(0), x.shape))
     np.testing.assert_array_equal(A(out["lo"]), np.broadcast_to(x.min(0), x.shape))
     tree = jax.vmap(lambda a, b: lax.psum((a, {"b": b}), "i"), axis_name="i")(x, x[:, 0])
-    np.testing.assert_allclose(A(tree[1]["b"]), np.full(5, x[:, 0].sum()), rtol=1e-5)
+    np.testing.assert_allclose(A(tree[1]["b"]), np.full(5, x[:, 0].sum()), rtol=1e-5, atol=1e-5)
     # lax.psum(1, name) is the axis size.
     np.testing.assert_array_equal(A(jax.vmap(lambda v: lax.psum(1, "i"), axis_name="i")(x)),
                                   np.full(5, 5))
@@ -44,7 +44,7 @@ def test_gather_index_scatter_permute(rng):
                                   np.arange(4))
     y = rng.standard_normal((4, 8)).astype(np.float32)
     s = jax.vmap(lambda v: lax.psum_scatter(v, "i", tiled=True), axis_name="i")(y)
-    np.testing.assert_allclose(A(s), y.sum(0).reshape(4, 2), rtol=1e-5)
+    np.testing.assert_allclose(A(s), y.sum(0).reshape(4, 2), rtol=1e-5, atol=1e-5)
     p = jax.vmap(lambda v: lax.ppermute(v, "i", [(0, 2), (2, 0), (1, 3)]), axis_name="i")(x)
     np.testing.assert_array_equal(A(p), np.stack([x[2], np.zeros(3), x[0], x[1]]))
     q = jax.vmap(lambda v: lax.pshuffle(v, "i", [3, 2, 1, 0]), axis_name="i")(x)
@@ -67,15 +67,16 @@ def test_batch_norm_style_statistics_under_jit_and_grad(rng):
     # The gradient of sum_k v_k * psum(v) over members is 2 * psum(v).
     g = jax.grad(lambda a: jnp.sum(jax.vmap(lambda v: jnp.sum(v * lax.psum(v, "i")),
                                             axis_name="i")(a)))(x)
-    np.testing.assert_allclose(A(g), np.broadcast_to(2 * x.sum(0), x.shape), rtol=1e-5)
+    np.testing.assert_allclose(A(g), np.broadcast_to(2 * x.sum(0), x.shape), rtol=1e-5, atol=1e-5)
 
 
 def test_nested_and_multiple_axes(rng):
     x = rng.standard_normal((3, 2, 4)).astype(np.float32)
     f = jax.vmap(jax.vmap(lambda v: lax.psum(v, ("i", "j")), axis_name="j"), axis_name="i")
-    np.testing.assert_allclose(A(f(x)), np.broadcast_to(x.sum((0, 1)), x.shape), rtol=1e-5)
+    np.testing.assert_allclose(A(f(x)), np.broadcast_to(x.sum((0, 1)), x.shape), rtol=1e-5,
+                               atol=1e-6)
     f = jax.vmap(jax.vmap(lambda v: lax.psum(v, "i"), axis_name="j"), axis_name="i")
-    np.testing.assert_allclose(A(f(x)), np.broadcast_to(x.sum(0), x.shape), rtol=1e-5)
+    np.testing.assert_allclose(A(f(x)), np.broadcast_to(x.sum(0), x.shape), rtol=1e-5, atol=1e-6)
 
 
 def test_errors():
