@@ -31,7 +31,7 @@ RULES = [
     (r"src/transforms/", "transforms"),
     (r"src/prims/", "prims"),
     (r"include/tessera/lax\.h$", "lax"),
-    (r"src/api/lax_[a-z_]+\.cpp$", "lax"),
+    (r"src/api/lax_[a-z_]+\.(cpp|h)$", "lax"),
     (r"src/trace/", "trace"),
     (r"src/compiler/", "compiler"),
     (r"include/tessera/(jaxpr|jaxpr_parse|scalar_ir)\.h$", "ir"),

@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "prims/kernel_util.h"
+#include "api/lax_monoid.h"
 #include "prims/prims.h"
 #include "tessera/jaxpr.h"
 #include "tessera/lax.h"
@@ -14,58 +14,17 @@ namespace tessera::lax {
 
 namespace {
 
-enum class Identity { kZero, kOne, kLowest, kHighest, kAllOnes };
-
-// Whether the concrete rank-0 x equals the identity, exactly, in x's dtype.
-bool is_identity(const Array& x, Identity id) {
-  if (!x.is_concrete() || x.ndim() != 0 || is_extended(x.dtype())) return false;
-  return kernels::dispatch_dtype(x.dtype(), [&]<class T>() {
-    using C = kernels::compute_t<T>;
-    const C v = kernels::load(*static_cast<const T*>(x.raw_data("reduce")));
-    switch (id) {
-      case Identity::kZero:
-        return v == C(0);
-      case Identity::kOne:
-        return v == C(1);
-      case Identity::kLowest:
-        if constexpr (std::is_floating_point_v<C>) return v == -std::numeric_limits<C>::infinity();
-        return v == std::numeric_limits<C>::lowest();
-      case Identity::kHighest:
-        if constexpr (std::is_floating_point_v<C>) return v == std::numeric_limits<C>::infinity();
-        return v == std::numeric_limits<C>::max();
-      case Identity::kAllOnes:
-        if constexpr (std::is_same_v<C, bool>)
-          return v;
-        else if constexpr (std::is_integral_v<C>)
-          return v == static_cast<C>(~std::make_unsigned_t<C>(0));
-        return false;
-    }
-    return false;
-  });
-}
-
 // The monoid reduction the one-operand body computes with this init value, or nullptr.
 const Primitive* monoid_reducer(const Jaxpr& body, const Array& init) {
-  if (body.eqns.size() != 1 || body.invars.size() != 2 || body.outvars.size() != 1 ||
-      !body.constvars.empty())
-    return nullptr;
-  const JaxprEqn& e = body.eqns[0];
-  if (e.invars.size() != 2 || e.outvars.size() != 1 || !is_var(body.outvars[0]) ||
-      !(std::get<Var>(body.outvars[0]) == e.outvars[0]))
-    return nullptr;
-  // The equation combines the two arguments (either order: these monoids commute).
-  const Var &a = body.invars[0], &b = body.invars[1];
-  auto is = [](const Atom& x, const Var& v) { return is_var(x) && std::get<Var>(x) == v; };
-  if (!((is(e.invars[0], a) && is(e.invars[1], b)) || (is(e.invars[0], b) && is(e.invars[1], a))))
-    return nullptr;
-  const Primitive* p = e.primitive;
-  if (p == &prims::add && is_identity(init, Identity::kZero)) return &prims::reduce_sum;
-  if (p == &prims::mul && is_identity(init, Identity::kOne)) return &prims::reduce_prod;
-  if (p == &prims::max && is_identity(init, Identity::kLowest)) return &prims::reduce_max;
-  if (p == &prims::min && is_identity(init, Identity::kHighest)) return &prims::reduce_min;
-  if (p == &prims::and_ && is_identity(init, Identity::kAllOnes)) return &prims::reduce_and;
-  if (p == &prims::or_ && is_identity(init, Identity::kZero)) return &prims::reduce_or;
-  if (p == &prims::xor_ && is_identity(init, Identity::kZero)) return &prims::reduce_xor;
+  const std::string op = detail::monoid_op(body);
+  if (op.empty() || !detail::is_monoid_identity(init, op)) return nullptr;
+  if (op == "add") return &prims::reduce_sum;
+  if (op == "mul") return &prims::reduce_prod;
+  if (op == "max") return &prims::reduce_max;
+  if (op == "min") return &prims::reduce_min;
+  if (op == "and") return &prims::reduce_and;
+  if (op == "or") return &prims::reduce_or;
+  if (op == "xor") return &prims::reduce_xor;
   return nullptr;
 }
 

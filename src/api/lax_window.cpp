@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "api/lax_monoid.h"
 #include "tessera/errors.h"
 #include "tessera/jaxpr.h"
 #include "tessera/param_types.h"
@@ -65,46 +66,12 @@ const Primitive& prim(const char* name) {
   return *p;
 }
 
-// Whether the concrete rank-0 x is the identity of add (0), max (-inf / lowest / false) or min
-// (+inf / highest / true), exactly.
-bool is_identity(const Array& x, const std::string& op) {
-  if (!x.is_concrete() || x.ndim() != 0 || is_extended(x.dtype()) || x.dtype() == DType::kFloat0)
-    return false;
-  const DType dt = x.dtype();
-  const bool is_max = op == "max";
-  if (op == "add") return dt != DType::kBool && x.item<double>() == 0.0;
-  if (dt == DType::kBool) return x.item<bool>() == !is_max;
-  if (is_floating(dt))
-    return x.item<double>() == (is_max ? -std::numeric_limits<double>::infinity()
-                                       : std::numeric_limits<double>::infinity());
-  const int bits = static_cast<int>(itemsize(dt)) * 8;
-  if (is_signed_integer(dt)) {
-    const int64_t lo =
-        bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
-    const int64_t hi =
-        bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
-    return x.item<int64_t>() == (is_max ? lo : hi);
-  }
-  const uint64_t hi = bits == 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << bits) - 1;
-  return x.item<uint64_t>() == (is_max ? 0 : hi);
-}
-
-// The monoid primitive of a one-operand body `a op b` (either order) with its identity as init.
+// The monoid window primitive of a one-operand body `a op b` (either order) with its identity as
+// init (add, max, min), or nullptr.
 const Primitive* monoid_reducer(const Jaxpr& body, const Array& init) {
-  if (body.eqns.size() != 1 || body.invars.size() != 2 || body.outvars.size() != 1 ||
-      !body.constvars.empty())
+  const std::string op = detail::monoid_op(body);
+  if ((op != "add" && op != "max" && op != "min") || !detail::is_monoid_identity(init, op))
     return nullptr;
-  const JaxprEqn& e = body.eqns[0];
-  if (e.invars.size() != 2 || e.outvars.size() != 1 || !is_var(body.outvars[0]) ||
-      !(std::get<Var>(body.outvars[0]) == e.outvars[0]))
-    return nullptr;
-  const Var &a = body.invars[0], &b = body.invars[1];
-  auto is = [](const Atom& x, const Var& v) { return is_var(x) && std::get<Var>(x) == v; };
-  if (!((is(e.invars[0], a) && is(e.invars[1], b)) || (is(e.invars[0], b) && is(e.invars[1], a))))
-    return nullptr;
-  const std::string& op = e.primitive->name();
-  if (op != "add" && op != "max" && op != "min") return nullptr;
-  if (!is_identity(init, op)) return nullptr;
   return &prim(op == "add"   ? "reduce_window_sum"
                : op == "max" ? "reduce_window_max"
                              : "reduce_window_min");
