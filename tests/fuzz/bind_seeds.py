@@ -15,6 +15,8 @@ PRIMS = [
     "polygamma", "zeta", "stop_gradient", "pure_callback",
     "gather", "scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max", "sort",
     "top_k",
+    "psum", "pmax", "all_gather", "conv_general_dilated", "reduce_window_sum",
+    "reduce_window_max", "reduce_window", "select_and_gather_add", "select_and_scatter_add",
 ]
 
 
