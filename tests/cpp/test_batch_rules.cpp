@@ -519,7 +519,10 @@ void check_reduce(const Primitive& prim, DType dt, double tol) {
 }
 
 TEST_F(BatchRules, Reductions) {
-  check_reduce(prims::reduce_sum, kF32, 1e-6);
+  // Batched and per-example float32 sums fold in different orders: the pairwise error bound
+  // eps * ceil(log2 n) * sum|x| for up to 24 values of |x| <= 2 is ~3e-5 (1e-6 flaked on a
+  // sum near zero: seed 32356053870113).
+  check_reduce(prims::reduce_sum, kF32, 3e-5);
   check_reduce(prims::reduce_sum, kI32, 0);
   check_reduce(prims::reduce_max, kF32, 0);
   check_reduce(prims::reduce_max, kI32, 0);
