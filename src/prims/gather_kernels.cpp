@@ -64,12 +64,13 @@ inline int64_t as_i64(I v) {
 // What finding a point's offsets needs, precomputed from the plan.
 struct Locator {
   int64_t K = 0;
-  std::vector<int64_t> comp_stride;   // per index component: the operand stride of its dim
-  std::vector<int64_t> comp_lim;      // per index component: dim - window (the largest start)
-  std::vector<int64_t> batch_coord;   // per batching pair: the point coordinate
-  std::vector<int64_t> batch_stride;  // per batching pair: the operand stride
-  std::vector<int64_t> point_dims;    // the points' shape
-  std::vector<int64_t> other_bst;     // per point coordinate: stride in the other array
+  std::vector<int64_t> comp_stride;         // per index component: the operand stride of its dim
+  std::vector<int64_t> comp_lim;            // per index component: dim - window (the largest start)
+  std::vector<int64_t> batch_coord;         // per batching pair: the point coordinate
+  std::vector<int64_t> batch_stride;        // per batching pair: the operand stride
+  std::vector<int64_t> point_dims;          // the points' shape
+  std::vector<int64_t> other_bst;           // per point coordinate: stride in the other array
+  std::vector<int64_t> point_batch_stride;  // per point coordinate: operand stride (batching)
   bool clamp = true;
   int64_t flat_bst = -1;  // points of rank <= 1 without batching: g's stride (else -1)
 
@@ -86,37 +87,69 @@ struct Locator {
     }
     point_dims.assign(p.points.begin(), p.points.end());
     other_bst = p.other_bst;
+    other_bst.resize(point_dims.size(), 0);
+    point_batch_stride.assign(point_dims.size(), 0);
+    for (size_t b = 0; b < batch_coord.size(); ++b)
+      point_batch_stride[static_cast<size_t>(batch_coord[b])] += batch_stride[b];
     if (batch_coord.empty() && point_dims.size() <= 1)
       flat_bst = other_bst.empty() ? 0 : other_bst[0];
   }
 
-  // The operand offset of point g's window (false: out of bounds and not clamping) and the
-  // point's offset in the other array.
-  template <class I>
-  bool locate(const I* idx, int64_t g, int64_t* operand_off, int64_t* other_off) const {
-    int64_t off = 0, oo = 0;
+  // Point coordinates walked in order: seek() once per task (divisions), then step() per point
+  // (an odometer: no division per point).
+  struct Cursor {
+    std::vector<int64_t> c;  // the point's coordinates
+    int64_t other = 0;       // its offset in the other array
+    int64_t batch = 0;       // its operand offset from the batching dims
+  };
+
+  void seek(Cursor& k, int64_t g) const {
+    k.c.assign(point_dims.size(), 0);
+    k.other = k.batch = 0;
     if (flat_bst >= 0) {
-      oo = g * flat_bst;
-    } else if (!batch_coord.empty() || !other_bst.empty()) {
-      int64_t rem = g;
-      // Coordinates from the last point dim to the first.
-      for (int64_t j = static_cast<int64_t>(point_dims.size()) - 1; j >= 0; --j) {
-        const int64_t c = rem % point_dims[j];
-        rem /= point_dims[j];
-        oo += c * other_bst[j];
-        for (size_t b = 0; b < batch_coord.size(); ++b)
-          if (batch_coord[b] == j) off += c * batch_stride[b];
-      }
+      k.other = g * flat_bst;
+      return;
     }
-    *other_off = oo;
+    int64_t rem = g;
+    for (int64_t j = static_cast<int64_t>(point_dims.size()) - 1; j >= 0; --j) {
+      const int64_t c = rem % point_dims[j];
+      rem /= point_dims[j];
+      k.c[j] = c;
+      k.other += c * other_bst[j];
+      k.batch += c * point_batch_stride[j];
+    }
+  }
+
+  void step(Cursor& k) const {
+    if (flat_bst >= 0) {
+      k.other += flat_bst;
+      return;
+    }
+    for (int64_t j = static_cast<int64_t>(point_dims.size()) - 1; j >= 0; --j) {
+      k.other += other_bst[j];
+      k.batch += point_batch_stride[j];
+      if (++k.c[j] < point_dims[j]) return;
+      k.other -= other_bst[j] * point_dims[j];
+      k.batch -= point_batch_stride[j] * point_dims[j];
+      k.c[j] = 0;
+    }
+  }
+
+  // The operand offset of point g's window (false: out of bounds and not clamping) and the
+  // point's offset in the other array; k is the cursor at g.
+  template <class I>
+  bool locate(const Cursor& k, const I* idx, int64_t g, int64_t* operand_off,
+              int64_t* other_off) const {
+    int64_t off = k.batch;
+    *other_off = k.other;
     const I* v = idx + g * K;
-    for (int64_t k = 0; k < K; ++k) {
-      int64_t s = as_i64(v[k]);
-      if (s < 0 || s > comp_lim[k]) {
+    for (int64_t c = 0; c < K; ++c) {
+      int64_t s = as_i64(v[c]);
+      if (s < 0 || s > comp_lim[c]) {
         if (!clamp) return false;
-        s = std::clamp<int64_t>(s, 0, comp_lim[k]);
+        s = std::clamp<int64_t>(s, 0, comp_lim[c]);
       }
-      off += s * comp_stride[k];
+      off += s * comp_stride[c];
     }
     *operand_off = off;
     return true;
@@ -230,8 +263,11 @@ void gather_typed(const U* src, const void* idx_data, DType idx_dt, const Locato
     }
     runtime::parallel_for(npoints, grain, [&](int64_t g0, int64_t g1) {
       Located ring[kAhead];
+      Locator::Cursor cur;  // at the next point to fetch (fetches go in point order)
+      loc.seek(cur, g0);
       auto fetch = [&](int64_t g, Located& s) {
-        s.ok = loc.locate(idx, g, &s.off, &s.other);
+        s.ok = loc.locate(cur, idx, g, &s.off, &s.other);
+        loc.step(cur);
         prefetch_window(src, s, pf_bytes);
       };
       for (int64_t g = g0; g < std::min(g1, g0 + kAhead); ++g) fetch(g, ring[g % kAhead]);
@@ -369,9 +405,11 @@ void scatter(void* out, const Array& updates, const Array& indices, const Window
   dispatch_index(indices.dtype(), [&]<class I>() {
     const I* idx = static_cast<const I*>(indices.raw_data());
     runtime::parallel_for(npoints, kTaskElems, [&](int64_t g0, int64_t g1) {
-      for (int64_t g = g0; g < g1; ++g) {
+      Locator::Cursor cur;
+      loc.seek(cur, g0);
+      for (int64_t g = g0; g < g1; ++g, loc.step(cur)) {
         int64_t off = 0, uo = 0;
-        base_op[g] = loc.locate(idx, g, &off, &uo) ? off : -1;
+        base_op[g] = loc.locate(cur, idx, g, &off, &uo) ? off : -1;
         base_up[g] = uo;
       }
     });

@@ -4,7 +4,8 @@
 // A matrix that is not positive definite gives an all-NaN L (that matrix only), never an error.
 // float32/float64 only.
 //
-// Eager kernel: an n <= 32 matrix by linalg_small.h's unblocked loop (no library call); a larger
+// Eager kernel: n <= 32 matrices by linalg_small.h's unblocked loop, 8 interleaved matrices per
+// vector instruction (no library call); a larger
 // one: the operand copied to the output and one LAPACKE_?potrf_work on it
 // in place. The row-major lower triangle is LAPACK's column-major upper one, so the call uses
 // uplo 'U' on the row-major buffer with no transposing copy. A batch runs on the pool, one
@@ -61,12 +62,25 @@ std::vector<Array> cholesky_impl(const ExecContext& ctx, std::span<const Array> 
     const T* ap = static_cast<const T*>(a.raw_data());
     T* op = static_cast<T*>(out.buffer()->data());
     const double flops = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+    if (n <= linalg::kSmallMatrix) {
+      linalg::for_each_group(batch, linalg::kLanes<T>, flops / 3, [&](int64_t b0, int64_t count) {
+        alignas(64) T s[linalg::kSmallMatrix * linalg::kSmallMatrix * linalg::kLanes<T>];
+        bool ok[linalg::kLanes<T>];
+        linalg::pack_lanes(ap + b0 * n * n, count, n, n, s);
+        linalg::cholesky_lanes(s, n, ok);
+        for (int64_t l = 0; l < count; ++l) {
+          T* y = op + (b0 + l) * n * n;
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j)
+              y[i * n + j] = !ok[l]   ? std::numeric_limits<T>::quiet_NaN()
+                             : j <= i ? s[(i * n + j) * linalg::kLanes<T> + l]
+                                      : T(0);
+        }
+      });
+      return;
+    }
     linalg::for_each_matrix(batch, flops / 3, [&](int64_t b) {
       T* l = op + b * n * n;
-      if (n <= linalg::kSmallMatrix) {
-        linalg::cholesky_small(ap + b * n * n, l, n);
-        return;
-      }
       std::copy(ap + b * n * n, ap + (b + 1) * n * n, l);
       lapack_int info;
       if constexpr (std::is_same_v<T, float>)

@@ -5,16 +5,16 @@
 // (a[permutation] = L·U). A singular a is fine (U has a zero pivot). float32/float64 only.
 // lu_pivots_to_permutation(pivots) {permutation_size}: the permutation the swaps produce.
 //
-// Eager kernel: a matrix with both dimensions <= 32 is factored in place by linalg_small.h's
-// unblocked loop (no library call); a larger one: the row-major operand transposed into a
-// column-major scratch, one LAPACKE_?getrf_work, and the factors transposed back (getrf pivots
-// rows, so the column-major view of the row-major buffer, which would pivot columns, cannot be used
-// in place). A batch runs on the pool, one LAPACK call per matrix (linalg_util.h: OpenBLAS
-// single-threaded under our pool; a single matrix is one call on the calling thread). JVP (JAX's
-// rule, De Hoog, Anderssen and Lukas): with ȧ's rows permuted, X = L⁻¹·P·ȧ·U⁻¹ (two triangular
-// solves with L and U padded to square), then L̇ = L·tril(X, -1) and U̇ = triu(X)·U; pivots and
-// permutation have zero tangents. Batching: the batch axis moves to the front (all outputs batched
-// at 0).
+// Eager kernel: matrices with both dimensions <= 32 are factored by linalg_small.h's unblocked
+// loop, 8 interleaved matrices per vector instruction (no library call); a larger one: the
+// row-major operand transposed into a column-major scratch, one LAPACKE_?getrf_work, and the
+// factors transposed back (getrf pivots rows, so the column-major view of the row-major buffer,
+// which would pivot columns, cannot be used in place). A batch runs on the pool, one LAPACK call
+// per matrix (linalg_util.h: OpenBLAS single-threaded under our pool; a single matrix is one call
+// on the calling thread). JVP (JAX's rule, De Hoog, Anderssen and Lukas): with ȧ's rows permuted, X
+// = L⁻¹·P·ȧ·U⁻¹ (two triangular solves with L and U padded to square), then L̇ = L·tril(X, -1) and U̇
+// = triu(X)·U; pivots and permutation have zero tangents. Batching: the batch axis moves to the
+// front (all outputs batched at 0).
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -85,16 +85,25 @@ std::vector<Array> lu_impl(const ExecContext& ctx, std::span<const Array> args, 
     const T* ap = static_cast<const T*>(a.raw_data());
     T* op = static_cast<T*>(lu.buffer()->data());
     const double flops = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+    if (m <= linalg::kSmallMatrix && n <= linalg::kSmallMatrix) {
+      linalg::for_each_group(batch, linalg::kLanes<T>, flops, [&](int64_t b0, int64_t count) {
+        alignas(64) T s[linalg::kSmallMatrix * linalg::kSmallMatrix * linalg::kLanes<T>];
+        int32_t pl[linalg::kSmallMatrix * linalg::kLanes<T>];
+        linalg::pack_lanes(ap + b0 * m * n, count, m, n, s);
+        linalg::lu_lanes(s, m, n, pl);
+        linalg::unpack_lanes(s, count, m, n, op + b0 * m * n);
+        for (int64_t l = 0; l < count; ++l) {
+          int32_t* pv = pivp + (b0 + l) * k;
+          for (int64_t j = 0; j < k; ++j) pv[j] = pl[j * linalg::kLanes<T> + l];
+          pivots_to_perm(pv, k, permp + (b0 + l) * m, m);
+        }
+      });
+      return;
+    }
     linalg::for_each_matrix(batch, flops, [&](int64_t b) {
       const T* x = ap + b * m * n;
       T* y = op + b * m * n;
       int32_t* pv = pivp + b * k;
-      if (m <= linalg::kSmallMatrix && n <= linalg::kSmallMatrix) {
-        std::copy(x, x + m * n, y);
-        linalg::lu_small(y, m, n, pv);
-        pivots_to_perm(pv, k, permp + b * m, m);
-        return;
-      }
       std::vector<T> cm(static_cast<size_t>(m * n));
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) cm[j * m + i] = x[i * n + j];

@@ -5,8 +5,9 @@
 // changes nothing for real dtypes). b is [..., m, n] (left) or [..., n, m] (right) with the same
 // batch dims as a; the result has b's shape. float32/float64 only.
 //
-// Eager kernel: b copied to the output, then per matrix linalg_small.h's substitution loop when
-// m <= 32, else one in-place cblas_?trsm (OpenBLAS, row-major, no other copies); a batch runs on
+// Eager kernel: when m <= 32 (and b's matrices have <= 32*32 elements), linalg_small.h's
+// substitution on groups of 8 interleaved systems; else b copied to the output and one in-place
+// cblas_?trsm (OpenBLAS, row-major, no other copies); a batch runs on
 // the pool, one matrix per call (linalg_util.h: OpenBLAS single-threaded under our pool; a single
 // matrix is one call on the calling thread). A singular a (a zero on the diagonal) gives infs/NaNs,
 // never an error, as JAX. JVP (JAX's rule): in b linear; in a, -op(a)⁻¹·op(ȧ)·x (left) or
@@ -107,17 +108,26 @@ std::vector<Array> ts_impl(const ExecContext& ctx, std::span<const Array> args, 
     const T* bp = static_cast<const T*>(b.raw_data());
     T* op = static_cast<T*>(out.buffer()->data());
     const int64_t bsz = rows * cols;
-    std::copy(bp, bp + batch * bsz, op);
-    if (m == 0) return;
+    if (m == 0) {
+      std::copy(bp, bp + batch * bsz, op);
+      return;
+    }
     const double flops = static_cast<double>(m) * static_cast<double>(m) *
                          static_cast<double>(tp.left_side ? cols : rows);
-    const bool small = m <= linalg::kSmallMatrix;
+    if (m <= linalg::kSmallMatrix && bsz <= linalg::kSmallMatrix * linalg::kSmallMatrix) {
+      linalg::for_each_group(batch, linalg::kLanes<T>, flops, [&](int64_t b0, int64_t count) {
+        alignas(64) T sa[linalg::kSmallMatrix * linalg::kSmallMatrix * linalg::kLanes<T>];
+        alignas(64) T sb[linalg::kSmallMatrix * linalg::kSmallMatrix * linalg::kLanes<T>];
+        linalg::pack_lanes(ap + b0 * m * m, count, m, m, sa);
+        linalg::pack_lanes(bp + b0 * bsz, count, rows, cols, sb);
+        linalg::trsm_lanes(tp.left_side, tp.lower, tp.transpose_a, tp.unit_diagonal, rows, cols, sa,
+                           m, sb);
+        linalg::unpack_lanes(sb, count, rows, cols, op + b0 * bsz);
+      });
+      return;
+    }
+    std::copy(bp, bp + batch * bsz, op);
     linalg::for_each_matrix(batch, flops, [&](int64_t i) {
-      if (small) {
-        linalg::trsm_small(tp.left_side, tp.lower, tp.transpose_a, tp.unit_diagonal, rows, cols,
-                           ap + i * m * m, m, op + i * bsz);
-        return;
-      }
       trsm<T>(tp.left_side ? CblasLeft : CblasRight, tp.lower ? CblasLower : CblasUpper,
               tp.transpose_a ? CblasTrans : CblasNoTrans,
               tp.unit_diagonal ? CblasUnit : CblasNonUnit, static_cast<int>(rows),

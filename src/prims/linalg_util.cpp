@@ -43,6 +43,18 @@ void for_each_matrix(int64_t batch, double flops, const std::function<void(int64
   });
 }
 
+void for_each_group(int64_t batch, int64_t group, double flops,
+                    const std::function<void(int64_t, int64_t)>& fn) {
+  if (batch <= 0) return;
+  const int64_t groups = (batch + group - 1) / group;
+  const int64_t grain = std::clamp<int64_t>(
+      static_cast<int64_t>((1 << 17) / std::max(1.0, flops * static_cast<double>(group))), 1,
+      groups);
+  runtime::parallel_for(groups, grain, [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g) fn(g * group, std::min(group, batch - g * group));
+  });
+}
+
 void check_lapack_info(const char* op, const char* routine, int64_t info) {
   if (info < 0)
     throw InternalError(op_message(op, std::string(routine) + " rejected argument " +

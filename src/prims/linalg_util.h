@@ -36,6 +36,13 @@ void check_float_matrix(const char* op, const Aval& a, const char* what);
 // how many matrices share a chunk (never a thread-count-dependent split).
 void for_each_matrix(int64_t batch, double flops, const std::function<void(int64_t)>& fn);
 
+// Runs fn(first, count) over the batch in consecutive groups of `group` matrices (the last one
+// may be short), for kernels that work on several matrices at once (linalg_small.h). Groups are
+// cut at multiples of `group` from 0, so which matrices share a group never depends on the
+// thread count.
+void for_each_group(int64_t batch, int64_t group, double flops,
+                    const std::function<void(int64_t, int64_t)>& fn);
+
 // LAPACK's info < 0 (an illegal argument: a bug here) as an InternalError naming the routine.
 void check_lapack_info(const char* op, const char* routine, int64_t info);
 

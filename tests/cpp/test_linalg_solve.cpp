@@ -357,6 +357,68 @@ TEST(LinalgSolve, ResultsIndependentOfThreadCount) {
   EXPECT_EQ(one, four);
 }
 
+// The small-matrix kernels factor groups of 8 (float32) or 4 (float64) interleaved matrices at
+// once: a matrix's results must not depend on its group, its lane or the group's other matrices
+// (a singular or non-positive-definite neighbour included), bit for bit, full groups and the
+// short last one alike.
+TEST(LinalgSolve, SmallKernelsIndependentOfLane) {
+  testing::Threads threads(2);
+  // values with every NaN the same (NaN != NaN would fail equal vectors)
+  auto nan_same = [](const Array& x) {
+    auto v = to_doubles(x);
+    for (double& e : v)
+      if (std::isnan(e)) e = std::numeric_limits<double>::max();
+    return v;
+  };
+  for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+    testing::X64Scope x64(dt == DType::kFloat64);
+    for (int64_t n : {1, 3, 7, 16, 32}) {
+      const int64_t batch = 19;
+      Array spd = random_spd({batch}, n, dt);
+      // matrix 9 not positive definite, matrix 4 singular (a zero column)
+      std::vector<double> mask(static_cast<size_t>(batch * n * n), 1.0);
+      for (int64_t i = 0; i < n; ++i) mask[4 * n * n + i * n] = 0.0;
+      Array gen = lax::mul(random_array({batch, n, n}, dt),
+                           lax::convert_element_type(numpy::array(mask, {batch, n, n}), dt));
+      std::vector<double> flip(static_cast<size_t>(batch * n * n), 1.0);
+      for (int64_t i = 0; i < n * n; ++i) flip[9 * n * n + i] = -1.0;
+      spd = lax::mul(spd, lax::convert_element_type(numpy::array(flip, {batch, n, n}), dt));
+      Array rhs = random_array({batch, n, 2}, dt);
+      const Array chol = tl::cholesky(spd, false);
+      auto [lu, piv, perm] = tl::lu(gen);
+      const Array ts = tl::triangular_solve(gen, rhs, true, false, true, false, false);
+      const Array tsr = tl::triangular_solve(gen, lax::transpose(rhs, {0, 2, 1}), false, true,
+                                             false, false, true);
+      for (int64_t b : {int64_t{0}, int64_t{4}, int64_t{7}, int64_t{9}, int64_t{18}}) {
+        auto one = [&](const Array& x) {
+          return lax::slice(x, {b, 0, 0}, {b + 1, x.shape()[1], x.shape()[2]});
+        };
+        auto row = [&](const Array& x) { return lax::slice(x, {b, 0}, {b + 1, x.shape()[1]}); };
+        EXPECT_EQ(nan_same(tl::cholesky(one(spd), false)), nan_same(one(chol))) << n << " " << b;
+        auto [lu1, piv1, perm1] = tl::lu(one(gen));
+        EXPECT_EQ(nan_same(lu1), nan_same(one(lu))) << n << " " << b;
+        EXPECT_EQ(nan_same(piv1), nan_same(row(piv))) << n << " " << b;
+        EXPECT_EQ(nan_same(perm1), nan_same(row(perm))) << n << " " << b;
+        EXPECT_EQ(
+            nan_same(tl::triangular_solve(one(gen), one(rhs), true, false, true, false, false)),
+            nan_same(one(ts)))
+            << n << " " << b;
+        EXPECT_EQ(nan_same(tl::triangular_solve(one(gen), lax::transpose(one(rhs), {0, 2, 1}),
+                                                false, true, false, false, true)),
+                  nan_same(one(tsr)))
+            << n << " " << b;
+      }
+      // the non-positive-definite matrix (n > 0: -SPD) is all NaN, its neighbours are not
+      const auto cv = to_doubles(chol);
+      if (n > 0) {
+        EXPECT_TRUE(std::isnan(cv[9 * n * n]));
+        EXPECT_FALSE(std::isnan(cv[8 * n * n]));
+        EXPECT_FALSE(std::isnan(cv[10 * n * n]));
+      }
+    }
+  }
+}
+
 TEST(Cholesky, GradientVmapJit) {
   testing::X64Scope x64;
   Array a = random_spd({}, 4, DType::kFloat64);
