@@ -13,6 +13,11 @@ docs/performance.md).
   uniform_16M       jax.random.uniform eager; peers default_rng().random(dtype=float32),
                     torch.rand
   uniform_16M_jit   the same under jit
+  bernoulli_16M     jax.random.bernoulli(key, 0.3, (2^24,)) (bool); peers default_rng().random(
+                    dtype=float32) < 0.3, torch.bernoulli; _jit: under jit, floor_ms for 16 MB
+  permutation_1M    jax.random.permutation(key, 2^20) (int32: JAX's sort-based shuffle, rounds of
+                    sort_key_val on random keys); peers default_rng().permutation,
+                    torch.randperm; _jit: under jit
   erf_inv_16M       lax.erf_inv of 16M float32 values in (-1, 1); peer torch.erfinv
   erf_16M           lax.erf of 16M float32 values in (-4, 4); peer torch.erf
 
@@ -70,17 +75,19 @@ def bandwidth_gbps():
     return _GBPS[0]
 
 
-def sampler(o, name, t_fn, np_fn, torch_fn, jit):
+def sampler(o, name, t_fn, np_fn, torch_fn, jit, n=N, dtype=np.float32):
     key = jax.random.key(0)
     f = jax.jit(t_fn) if jit else t_fn
     x = np.asarray(f(key))
-    assert x.shape == (N,) and x.dtype == np.float32 and np.isfinite(x).all()
+    assert x.shape == (n,) and x.dtype == dtype
+    if dtype == np.float32:
+        assert np.isfinite(x).all()
     if jit:  # the fused kernel computes the eager bits
         assert np.array_equal(x, np.asarray(t_fn(key)))
     t = median_ms(host(lambda: f(key)), o.warmup, o.reps)
-    rec = {"tessera_ms": t, "n": N}
+    rec = {"tessera_ms": t, "n": n}
     if jit:
-        rec["floor_ms"] = 4 * N / (bandwidth_gbps() * 1e9) * 1e3
+        rec["floor_ms"] = np.dtype(dtype).itemsize * n / (bandwidth_gbps() * 1e9) * 1e3
     rng = np.random.default_rng(0)
     yield {**rec, "peer": "numpy", "peer_ms": median_ms(lambda: np_fn(rng), o.warmup, o.reps)}
     if torch is not None:
@@ -110,6 +117,32 @@ def uniform(k):
     return jax.random.uniform(k, (N,))
 
 
+def bernoulli(k):
+    return jax.random.bernoulli(k, 0.3, (N,))
+
+
+M = 1 << 20
+
+
+def permutation(k):
+    return jax.random.permutation(k, M)
+
+
+def bern_case(jit):
+    return lambda o: sampler(
+        o, "bernoulli", bernoulli, lambda r: r.random(N, dtype=np.float32) < 0.3,
+        lambda: torch.bernoulli(torch.full((N,), 0.3)), jit, dtype=np.bool_)
+
+
+def perm_case(jit):
+    def check_then_run(o):
+        p = np.asarray(permutation(jax.random.key(1)))
+        assert np.array_equal(np.sort(p), np.arange(M))
+        yield from sampler(o, "permutation", permutation, lambda r: r.permutation(M),
+                           lambda: torch.randperm(M), jit, n=M, dtype=np.int32)
+    return check_then_run
+
+
 CASES = {
     "normal_16M": lambda o: sampler(
         o, "normal", normal, lambda r: r.standard_normal(N, dtype=np.float32),
@@ -123,6 +156,10 @@ CASES = {
     "uniform_16M_jit": lambda o: sampler(
         o, "uniform", uniform, lambda r: r.random(N, dtype=np.float32), lambda: torch.rand(N),
         True),
+    "bernoulli_16M": bern_case(False),
+    "bernoulli_16M_jit": bern_case(True),
+    "permutation_1M": perm_case(False),
+    "permutation_1M_jit": perm_case(True),
     "erf_inv_16M": lambda o: special(o, jax.lax.erf_inv,
                                      None if torch is None else torch.erfinv, -0.999, 0.999),
     "erf_16M": lambda o: special(o, jax.lax.erf, None if torch is None else torch.erf, -4.0, 4.0),

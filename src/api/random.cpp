@@ -22,12 +22,16 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tessera/config.h"
 #include "tessera/errors.h"
+#include "tessera/jit.h"
 #include "tessera/lax.h"
 #include "tessera/lax_sort.h"
 #include "tessera/numpy.h"
@@ -259,6 +263,36 @@ Array bits_data(const Array& data, int bit_width, const Shape& shape) {
   return lax::reshape(bits, shape);
 }
 
+// JAX jits its random functions with the shape and dtype static: an eager draw runs as one cached
+// executable (threefry, the bit twiddling and the transform fuse into one kernel instead of a
+// dozen passes over memory), and under a transformation it is one `jit` equation, as in JAX's
+// jaxprs. One cache per function and static configuration (`statics` names everything the body
+// reads besides `args`: shapes, dtypes, the threefry flag); each keeps one program per argument
+// signature, as jit does.
+std::vector<Array> jitted(const std::string& name, const std::string& statics,
+                          const std::vector<Array>& args, const flat::Fun& body) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<flat::JitCache>> caches;
+  std::shared_ptr<flat::JitCache> cache;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto& slot = caches[name + "|" + statics + "|" + (partitionable() ? "p" : "np")];
+    if (!slot) {
+      JitOptions o;
+      o.name = name;
+      slot = std::make_shared<flat::JitCache>(o);
+    }
+    cache = slot;
+  }
+  const TreeDef in = TreeDef::tuple(std::vector<TreeDef>(args.size(), TreeDef::leaf()));
+  TreeDef out;
+  return cache->call(in, args, body, out);
+}
+
+std::string statics_of(const Shape& shape, DType d, int64_t extra = 0) {
+  return shape_str(shape) + std::string(dtype_name(d)) + "/" + std::to_string(extra);
+}
+
 // ---- distributions' shared checks ----
 
 DType float_dtype(const char* op, std::optional<DType> dtype) {
@@ -406,7 +440,10 @@ Array bits(const Array& key, const Shape& shape, std::optional<DType> dtype) {
     throw ValueError(std::string("dtype argument to `bits` must be an unsigned int dtype, got ") +
                      std::string(dtype_name(d)));
   KeyIn k = single_key("bits", key);
-  return bits_data(k.data, iinfo(d).bits, shape);
+  const int width = iinfo(d).bits;
+  return jitted("_bits", statics_of(shape, d), {k.data}, [=](std::span<const Array> a) {
+    return std::vector<Array>{bits_data(a[0], width, shape)};
+  })[0];
 }
 
 Array threefry_2x32(const Array& keypair, const Array& count) {
@@ -425,7 +462,10 @@ Array uniform(const Array& key, const Shape& shape, std::optional<DType> dtype,
   const DType d = float_dtype("uniform", dtype);
   check_shape("uniform", shape, {minval.array().shape(), maxval.array().shape()});
   KeyIn k = single_key("uniform", key);
-  return uniform_data(k.data, shape, d, minval.array(), maxval.array());
+  return jitted("_uniform", statics_of(shape, d), {k.data, minval.array(), maxval.array()},
+                [=](std::span<const Array> a) {
+                  return std::vector<Array>{uniform_data(a[0], shape, d, a[1], a[2])};
+                })[0];
 }
 
 Array normal(const Array& key, const Shape& shape, std::optional<DType> dtype) {
@@ -435,10 +475,12 @@ Array normal(const Array& key, const Shape& shape, std::optional<DType> dtype) {
         std::string("dtype argument to `normal` must be a float or complex dtype, got ") +
         std::string(dtype_name(d)));
   KeyIn k = single_key("normal", key);
-  // nextafter(-1, 0) in d: -1 + 2^-(nmant + 1).
-  const double lo = -1.0 + std::ldexp(1.0, -(finfo(d).nmant + 1));
-  Array u = uniform_data(k.data, shape, d, fconst(lo, d), fconst(1.0, d));
-  return lax::mul(fconst(std::sqrt(2.0), d), lax::erf_inv(u));
+  return jitted("_normal", statics_of(shape, d), {k.data}, [=](std::span<const Array> a) {
+    // nextafter(-1, 0) in d: -1 + 2^-(nmant + 1).
+    const double lo = -1.0 + std::ldexp(1.0, -(finfo(d).nmant + 1));
+    Array u = uniform_data(a[0], shape, d, fconst(lo, d), fconst(1.0, d));
+    return std::vector<Array>{lax::mul(fconst(std::sqrt(2.0), d), lax::erf_inv(u))};
+  })[0];
 }
 
 Array truncated_normal(const Array& key, const ArrayLike& lower, const ArrayLike& upper,
@@ -477,7 +519,10 @@ Array bernoulli(const Array& key, const ArrayLike& p, std::optional<Shape> shape
     check_shape("bernoulli", s, {pa.shape()});
   }
   KeyIn k = single_key("bernoulli", key);
-  return np::less(uniform_data(k.data, s, d, fconst(0.0, d), fconst(1.0, d)), pa);
+  return jitted("_bernoulli", statics_of(s, d), {k.data, pa}, [=](std::span<const Array> a) {
+    return std::vector<Array>{
+        np::less(uniform_data(a[0], s, d, fconst(0.0, d), fconst(1.0, d)), a[1])};
+  })[0];
 }
 
 Array randint(const Array& key, const Shape& shape, const ArrayLike& minval,
