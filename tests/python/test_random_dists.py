@@ -24,7 +24,7 @@ scipy_special = pytest.importorskip("scipy.special")
 
 random = jax.random
 
-N = 1 << 16
+N = 1 << 18  # KS bound ~0.0053: a 2% scale error (~0.008) is caught
 KS_C = math.sqrt(-math.log(1e-6 / 2) / 2)  # ~2.69: KS statistic bound * sqrt(n)
 
 
@@ -339,6 +339,25 @@ def test_geometric():
 
 
 # ---------------------------------------------------------------- closed-form samplers
+
+def test_checks_detect_two_percent_errors():
+    """The statistical checks have the power to see small errors at this N: samples scaled by
+    2% (a wrong scale parameter) or drawn at a 2% larger rate must fail them, while the true
+    samples pass (the previous N = 2^16 missed a 2% lognormal scale error)."""
+    x = np.asarray(random.lognormal(_key(90), 1.0, (N,)), np.float64)
+    check_continuous(x, scipy_stats.lognorm(1.0), "lognormal(1)")
+    with pytest.raises(AssertionError):
+        check_continuous(1.02 * x, scipy_stats.lognorm(1.0), "lognormal(1) scaled by 1.02")
+    g = np.asarray(random.gamma(_key(91), 2.0, (N,)), np.float64)
+    check_continuous(g, scipy_stats.gamma(2.0), "gamma(2)")
+    with pytest.raises(AssertionError):
+        check_ks(1.02 * g, scipy_stats.gamma(2.0).cdf, "gamma(2) scaled by 1.02")
+    lam = np.float32(10.0)
+    k = np.asarray(random.poisson(_key(92), lam * 1.02, (N,)))
+    check_discrete(k, scipy_stats.poisson(10.2), "poisson(10.2)")
+    with pytest.raises(AssertionError):
+        check_discrete(k, scipy_stats.poisson(10.0), "poisson(10.2) against poisson(10)")
+
 
 def test_lognormal_pareto_maxwell_wald():
     check_continuous(random.lognormal(_key(50), 0.5, (N,)), scipy_stats.lognorm(0.5),
