@@ -37,6 +37,8 @@ from tessera._src.api import (
 )
 from tessera._src.jit import jit
 from tessera._src.pmap import pmap
+from tessera._src.shard_map import shard_map
+from tessera._src.mesh import make_mesh
 from tessera._src.custom_derivatives import closure_convert, custom_jvp, custom_vjp
 from tessera._src.checkpoint import checkpoint, checkpoint_policies, remat
 from tessera._src.devices import (
@@ -75,7 +77,7 @@ __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "closure_convert", "custom_jvp",
     "custom_vjp", "default_backend", "device_count", "device_get", "device_put", "devices",
     "dtypes", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
-    "linear_transpose", "linearize", "pmap", "local_device_count", "local_devices", "make_jaxpr",
+    "linear_transpose", "linearize", "make_mesh", "pmap", "shard_map", "local_device_count", "local_devices", "make_jaxpr",
     "numpy", "process_count", "process_index", "random", "sharding", "stop_gradient",
     "tree", "tree_util", "value_and_grad", "vjp", "vmap",
     "debug_infs", "debug_nans", "default_matmul_precision", "disable_jit",

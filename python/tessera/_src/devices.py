@@ -155,12 +155,20 @@ def device_get(x):
 
 
 def device_put(x, device=None):
-    """Places the array-likes of the pytree x on `device` (a Device or a SingleDeviceSharding)
+    """Places the array-likes of the pytree x on `device` (a Device, a SingleDeviceSharding or a
+    NamedSharding: its mesh's first device)
     as Arrays (jax.device_put). With a device the results are committed to it: later ops on
     them run there, and mixing arrays committed to different devices raises ValueError. Without
     one the results are uncommitted on the default device and follow committed operands."""
     if isinstance(device, SingleDeviceSharding):
         device = device._device
+    from tessera._src.mesh import NamedSharding
+    if isinstance(device, NamedSharding):
+        # Arrays are stored whole (tessera/_src/mesh.py): on the mesh's first device, after the
+        # spec is checked against the shapes as JAX checks it.
+        for leaf in tree_util.tree_leaves(x):
+            device.shard_shape(np.shape(leaf))
+        device = next(iter(device.mesh.devices.flat))
     if device is not None and device not in _CPU:
         raise ValueError(f"device_put: unknown device {device!r}; expected one of "
                          f"tessera.devices() = {_CPU!r} or a SingleDeviceSharding of one")
