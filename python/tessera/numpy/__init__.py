@@ -95,10 +95,20 @@ def _stack_nested(x):
     return stack([_stack_nested(e) for e in x])
 
 
-def asarray(a, dtype=None, order=None, *, copy=None):
+def _place(x, device):
+    """x on `device` (a Device or a Sharding: the `device=` of JAX's creation functions)."""
+    if device is None:
+        return x
+    from tessera._src.devices import device_put
+    return device_put(x, device)
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """An Array from an array-like. Read-only NumPy arrays are aliased (zero copy); writeable
     ones are copied, so that later writes through NumPy cannot change an immutable Array.
     Lists holding Arrays (or tracers) are stacked."""
+    if device is not None:
+        return _place(asarray(a, dtype, order, copy=copy), device)
     if copy is True and isinstance(a, Array):
         return _C.add(a, 0) if dtype is None else _C.astype(a, _dt(dtype))
     if isinstance(a, (list, tuple)) and _holds_array(a):
@@ -107,7 +117,9 @@ def asarray(a, dtype=None, order=None, *, copy=None):
     return _tessera.asarray(a, _dt(dtype))
 
 
-def array(object, dtype=None, copy=True, order=None, ndmin=0):
+def array(object, dtype=None, copy=True, order=None, ndmin=0, *, device=None):
+    if device is not None:
+        return _place(array(object, dtype, copy, order, ndmin), device)
     if isinstance(object, (list, tuple)) and _holds_array(object):
         out = asarray(object, dtype)
     else:
@@ -119,55 +131,57 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
     return out
 
 
-def zeros(shape, dtype=None):
-    return _C.zeros(shape, _dt(dtype))
+def zeros(shape, dtype=None, *, device=None):
+    return _place(_C.zeros(shape, _dt(dtype)), device)
 
 
-def ones(shape, dtype=None):
-    return _C.ones(shape, _dt(dtype))
+def ones(shape, dtype=None, *, device=None):
+    return _place(_C.ones(shape, _dt(dtype)), device)
 
 
-def full(shape, fill_value, dtype=None):
-    return _C.full(shape, fill_value, _dt(dtype))
+def full(shape, fill_value, dtype=None, *, device=None):
+    return _place(_C.full(shape, fill_value, _dt(dtype)), device)
 
 
-def empty(shape, dtype=None):
-    return zeros(shape, dtype)
+def empty(shape, dtype=None, *, device=None):
+    return zeros(shape, dtype, device=device)
 
 
-def zeros_like(a, dtype=None, shape=None):
+def zeros_like(a, dtype=None, shape=None, *, device=None):
     a = asarray(a)
-    return zeros(a.shape if shape is None else shape, dtype or a.dtype)
+    return zeros(a.shape if shape is None else shape, dtype or a.dtype, device=device)
 
 
-def ones_like(a, dtype=None, shape=None):
+def ones_like(a, dtype=None, shape=None, *, device=None):
     a = asarray(a)
-    return ones(a.shape if shape is None else shape, dtype or a.dtype)
+    return ones(a.shape if shape is None else shape, dtype or a.dtype, device=device)
 
 
-def full_like(a, fill_value, dtype=None, shape=None):
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     a = asarray(a)
-    return full(a.shape if shape is None else shape, fill_value, dtype or a.dtype)
+    return full(a.shape if shape is None else shape, fill_value, dtype or a.dtype, device=device)
 
 
-def empty_like(a, dtype=None, shape=None):
-    return zeros_like(a, dtype, shape)
+def empty_like(a, dtype=None, shape=None, *, device=None):
+    return zeros_like(a, dtype, shape, device=device)
 
 
-def arange(start, stop=None, step=None, dtype=None):
-    return _C.arange(start, stop, step, _dt(dtype))
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
+    return _place(_C.arange(start, stop, step, _dt(dtype)), device)
 
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    out = _C.linspace(float(start), float(stop), int(num), bool(endpoint), _dt(dtype))
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             device=None):
+    out = _place(_C.linspace(float(start), float(stop), int(num), bool(endpoint), _dt(dtype)),
+                 device)
     if retstep:
         step = (float(stop) - float(start)) / _builtins.max(1, (num - 1) if endpoint else num)
         return out, step
     return out
 
 
-def eye(N, M=None, k=0, dtype=None):
-    return _C.eye(N, M, k, _dt(dtype))
+def eye(N, M=None, k=0, dtype=None, *, device=None):
+    return _place(_C.eye(N, M, k, _dt(dtype)), device)
 
 
 def identity(n, dtype=None):
@@ -388,8 +402,8 @@ def iscomplex(x):
     return not_equal(imag(x), 0)
 
 
-def astype(x, dtype, copy=False):
-    return _C.astype(x, _dt(dtype))
+def astype(x, dtype, /, *, copy=False, device=None):
+    return _place(_C.astype(x, _dt(dtype)), device)
 
 
 matmul = _C.matmul
@@ -426,3 +440,5 @@ from tessera.numpy._more import (  # noqa: E402,F401
     bartlett, blackman, copy, diagflat, fmax, fmin, fromstring, hamming, hanning, isscalar,
     iterable, kaiser, poly, polydiv, polyfit, roots, unique_all, unique_counts, unique_inverse,
     unique_values, unwrap)
+from tessera.numpy._index_tricks import (  # noqa: E402,F401
+    c_, get_printoptions, index_exp, mgrid, ogrid, printoptions, r_, s_, set_printoptions)

@@ -721,6 +721,11 @@ def _abstract_or_dtype(x):
 
 
 def issubdtype(arg1, arg2):
+    from tessera._src import dtypes as _xd
+    key = _xd.key_dtype
+    if (arg1 is key or (isinstance(arg1, str) and arg1.startswith("key")) or
+            arg2 is _xd.prng_key or arg2 is _xd.extended or arg2 is key):
+        return _xd.issubdtype(arg1, arg2)  # the extended (PRNG key) dtypes
     a1, a2 = _abstract_or_dtype(arg1), _abstract_or_dtype(arg2)
     b1 = isinstance(a1, _dtypes._BFloat16DType)
     b2 = isinstance(a2, _dtypes._BFloat16DType)
