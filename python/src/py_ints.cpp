@@ -52,6 +52,12 @@ Shape to_shape(const py::object& s, const char* op, const char* what) {
   if (py::isinstance<py::str>(s) || py::isinstance<py::bytes>(s) || s.is_none())
     raise_py(PyExc_TypeError, std::string("[") + op + "] " + what +
                                   " must be an int or a sequence of ints; got " + repr_of(s));
+  // A 0-d Array is one integer (a traced one raises TracerIntegerConversionError naming the op);
+  // an n-d traced Array cannot be iterated into concrete sizes.
+  if (py::isinstance<Array>(s) && s.cast<const Array&>().ndim() == 0)
+    return Shape{as_int(s, op, what)};
+  if (py::isinstance<Array>(s) && s.cast<const Array&>().is_tracer())
+    return Shape{as_int(s, op, what)};
   if (!py::isinstance<py::sequence>(s)) return Shape{as_int(s, op, what)};
   Shape out;
   std::string entry = std::string(what) + " entry";
@@ -64,6 +70,9 @@ std::optional<std::vector<int64_t>> to_axes(const py::object& a, const char* op,
   if (py::isinstance<py::str>(a) || py::isinstance<py::bytes>(a))
     raise_py(PyExc_TypeError, std::string("[") + op + "] " + what +
                                   " must be an int or a sequence of ints; got " + repr_of(a));
+  if (py::isinstance<Array>(a) &&
+      (a.cast<const Array&>().ndim() == 0 || a.cast<const Array&>().is_tracer()))
+    return std::vector<int64_t>{as_int(a, op, what)};
   if (!py::isinstance<py::sequence>(a)) return std::vector<int64_t>{as_int(a, op, what)};
   std::vector<int64_t> out;
   for (py::handle h : a) out.push_back(as_int(h, op, what));

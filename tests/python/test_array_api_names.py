@@ -101,3 +101,29 @@ def test_issubdtype_knows_key_dtypes():
     assert not jnp.issubdtype(k.dtype, jnp.floating)
     assert not jnp.issubdtype(jnp.float32, jax.dtypes.prng_key)
     assert jnp.issubdtype(jnp.float32, jnp.floating)
+
+
+def test_fft_frequency_helpers_and_complex_transforms(rng):
+    for n in [1, 2, 5, 8, int(rng.integers(3, 40))]:
+        d = float(rng.uniform(0.1, 2.0))
+        np.testing.assert_allclose(np.asarray(jnp.fft.fftfreq(n, d)), np.fft.fftfreq(n, d),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(jnp.fft.rfftfreq(n, d)), np.fft.rfftfreq(n, d),
+                                   rtol=1e-6)
+    assert jnp.fft.fftfreq(4).dtype == jnp.float32
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(jnp.fft.fftshift(x)), np.fft.fftshift(x))
+    np.testing.assert_array_equal(np.asarray(jnp.fft.ifftshift(x, axes=1)),
+                                  np.fft.ifftshift(x, axes=1))
+    np.testing.assert_array_equal(np.asarray(jnp.fft.ifftshift(jnp.fft.fftshift(x))), x)
+    for name in ["fft", "rfft", "irfft", "fftn", "hfft"]:
+        with pytest.raises(NotImplementedError, match="complex"):
+            getattr(jnp.fft, name)(x)
+
+
+def test_traced_shape_is_a_clear_error():
+    assert jnp.zeros(jnp.int32(3)).shape == (3,)  # a concrete 0-d array is one size
+    with pytest.raises(jax.errors.TracerIntegerConversionError, match=r"\[zeros\] shape"):
+        jax.jit(lambda n: jnp.zeros(n))(3)
+    with pytest.raises(jax.errors.TracerIntegerConversionError, match="traced value"):
+        jax.jit(lambda s: jnp.ones(s))(jnp.array([2, 3]))

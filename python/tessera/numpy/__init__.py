@@ -314,7 +314,7 @@ from tessera.numpy._manip import (  # noqa: E402
     fliplr, flipud, hsplit, hstack, inner, kron, meshgrid, moveaxis, outer, pad, ravel, repeat,
     roll, rot90, row_stack, split, squeeze, stack, swapaxes, tensordot, tile, trace, tri, tril,
     triu, vdot, vsplit, vstack)
-from tessera.numpy import linalg  # noqa: E402
+from tessera.numpy import fft, linalg  # noqa: E402
 from tessera._src.indexing import take, take_along_axis  # noqa: E402,F401
 from tessera.numpy._indexing_funcs import (  # noqa: E402,F401
     argpartition, argwhere, bincount, choose, compress, diag_indices, diag_indices_from, diff,
