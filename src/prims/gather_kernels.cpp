@@ -212,6 +212,8 @@ inline void for_each_run(const CopyPlan& w, int64_t in0, int64_t out0, F&& f) {
 // and the first bytes of each window are prefetched then (a ring of located points per task).
 constexpr int64_t kAhead = 16;
 constexpr int64_t kPrefetchBytes = 1024;  // per window: the hardware prefetcher does the rest
+// A scatter's read-modify-writes wait on their destination rows: more of them in flight.
+constexpr int64_t kScatterAhead = 32;
 
 struct Located {
   int64_t off = 0, other = 0;
@@ -347,17 +349,26 @@ void scatter_typed(T* dst, const T* upd, const std::vector<int64_t>& base_op,
   const bool parallel = npoints * wn > kTaskElems && runtime::num_threads() > 1;
   const int64_t parts = parallel ? runtime::num_threads() : 1;
   runtime::parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
+    std::vector<int64_t> own;  // this part's points, in point order
     for (int64_t part = p0; part < p1; ++part) {
       const int64_t lo = operand_size * part / parts, hi = operand_size * (part + 1) / parts;
       auto mine = [&](int64_t b) { return b >= 0 && b < hi && b + span > lo; };
+      // One branch-free pass picks the part's points (a data-dependent branch per point would
+      // mispredict half the time), so the update loop below and its prefetches see only them.
+      own.resize(static_cast<size_t>(npoints));
+      int64_t count = 0;
       for (int64_t g = 0; g < npoints; ++g) {
-        // The destination windows are random rows: prefetch the one kAhead points on.
-        if (g + kAhead < npoints && mine(base_op[g + kAhead])) {
-          const char* p = reinterpret_cast<const char*>(dst + base_op[g + kAhead]);
-          for (int64_t k = 0; k < pf_bytes; k += 64) prefetch_line(p + k);
+        own[count] = g;
+        count += mine(base_op[g]) ? 1 : 0;
+      }
+      for (int64_t k = 0; k < count; ++k) {
+        // The destination windows are random rows: prefetch the one kScatterAhead points on.
+        if (k + kScatterAhead < count) {
+          const char* p = reinterpret_cast<const char*>(dst + base_op[own[k + kScatterAhead]]);
+          for (int64_t q = 0; q < pf_bytes; q += 64) prefetch_line(p + q);
         }
+        const int64_t g = own[k];
         const int64_t b = base_op[g];
-        if (!mine(b)) continue;
         for_each_run(w, b, base_up[g], [&](int64_t i, int64_t u, int64_t n) {
           int64_t j0 = 0, j1 = n;
           if (dst_st == 1) {  // the run's operand elements are contiguous: cut it to [lo, hi)
