@@ -245,15 +245,21 @@ std::pair<Array, Array> float_divmod(const Array& x, const Array& y) {
 
 Array int_floor_divide(const Array& x, const Array& y) {
   if (is_unsigned_integer(x.dtype())) return lax::div(x, y);
-  // Truncated quotient minus one when the signs differ and the division is inexact.
+  // JAX's: the truncated quotient minus one where the signs differ (lax.sign: a zero divisor's
+  // sign 0 differs from any nonzero x's) and the division is inexact. With lax.div's x / 0 = -1
+  // and x % 0 = x this makes x // 0 = -2 for x != 0, as JAX.
   const Array zero = c(0.0, x);
   const Array q = lax::div(x, y);
   const Array r = lax::rem(x, y);
-  const Array fix = lax::bitwise_and(lax::ne(r, zero), lax::ne(lax::lt(x, zero), lax::lt(y, zero)));
+  const Array fix = lax::bitwise_and(lax::ne(r, zero), lax::ne(lax::sign(x), lax::sign(y)));
   return sel(fix, {q, lax::sub(q, c(1.0, q))});
 }
 
-Array int_remainder(const Array& x, const Array& y) {
+// An integer divisor with zeros replaced by ones (JAX's remainder and fmod: x % 0 == 0).
+Array nonzero_divisor(const Array& y) { return sel(lax::eq(y, c(0.0, y)), {y, c(1.0, y)}); }
+
+Array int_remainder(const Array& x, const Array& y0) {
+  const Array y = nonzero_divisor(y0);
   const Array r = lax::rem(x, y);
   if (is_unsigned_integer(x.dtype())) return r;
   const Array zero = c(0.0, x);
@@ -291,7 +297,7 @@ Array fmod(const ArrayLike& x, const ArrayLike& y) {
   return binary("fmod", x, y, [](const Array& a, const Array& b) {
     if (is_bool(a.dtype()))
       throw TypeError(op_message("fmod", "does not accept bool inputs; convert to int"));
-    return lax::rem(a, b);
+    return lax::rem(a, is_integer(b.dtype()) ? nonzero_divisor(b) : b);
   });
 }
 

@@ -127,3 +127,26 @@ def test_traced_shape_is_a_clear_error():
         jax.jit(lambda n: jnp.zeros(n))(3)
     with pytest.raises(jax.errors.TracerIntegerConversionError, match="traced value"):
         jax.jit(lambda s: jnp.ones(s))(jnp.array([2, 3]))
+
+
+def test_integer_division_by_zero_is_jaxs(rng):
+    """XLA's integer x / 0 is -1 (all ones unsigned) and x % 0 is x; on them JAX's floor_divide
+    gives -2 for x != 0 (the sign test sees sign(0) = 0) and -1 for 0, while remainder and fmod
+    divide by 1 instead of 0 (so 0)."""
+    x = rng.integers(-50, 50, 20).astype(np.int32)
+    x[:2] = [0, 7]
+    z = np.zeros_like(x)
+    np.testing.assert_array_equal(np.asarray(jnp.asarray(x) // 0), np.where(x == 0, -1, -2))
+    np.testing.assert_array_equal(np.asarray(jnp.floor_divide(x, z)), np.where(x == 0, -1, -2))
+    np.testing.assert_array_equal(np.asarray(jnp.asarray(x) % 0), z)
+    np.testing.assert_array_equal(np.asarray(jnp.fmod(x, z)), z)
+    q, r = jnp.divmod(jnp.asarray(x), 0)
+    np.testing.assert_array_equal(np.asarray(r), z)
+    u = np.array([7, 0], np.uint8)
+    np.testing.assert_array_equal(np.asarray(jnp.asarray(u) // 0), [255, 255])
+    np.testing.assert_array_equal(np.asarray(jnp.asarray(u) % 0), [0, 0])
+    # nonzero divisors still follow NumPy
+    y = rng.integers(1, 9, 20).astype(np.int32) * rng.choice([-1, 1], 20).astype(np.int32)
+    np.testing.assert_array_equal(np.asarray(jnp.asarray(x) // y), x // y)
+    np.testing.assert_array_equal(np.asarray(jnp.asarray(x) % y), x % y)
+    np.testing.assert_array_equal(np.asarray(jnp.fmod(x, y)), np.fmod(x, y))
