@@ -26,6 +26,12 @@ class IndexError : public ValueError {
  public:
   using ValueError::ValueError;
 };
+// A Python/C++ integer that does not fit the dtype it must take (Python's OverflowError, as JAX
+// raises for jnp.int8(1) + 200); a ValueError in C++.
+class OverflowError : public ValueError {
+ public:
+  using ValueError::ValueError;
+};
 // A traced value used where a concrete one is needed (JAX: ConcretizationTypeError).
 class ConcretizationError : public TypeError {
  public:

@@ -77,6 +77,8 @@ void bind_errors(py::module_& m) {
       set_error(unexpected.ptr(), e.what());
     } catch (const IndexError& e) {
       set_error(PyExc_IndexError, e.what());
+    } catch (const OverflowError& e) {
+      set_error(PyExc_OverflowError, e.what());
     } catch (const OutOfMemoryError& e) {
       set_error(PyExc_MemoryError, e.what());
     } catch (const ValueError& e) {
@@ -87,6 +89,8 @@ void bind_errors(py::module_& m) {
       set_error(PyExc_TypeError, e.what());
     } catch (const NameError& e) {
       set_error(PyExc_NameError, e.what());
+    } catch (const NotImplementedError& e) {
+      set_error(PyExc_NotImplementedError, e.what());
     } catch (const InternalError& e) {
       set_error(internal.ptr(), e.what());
     }

@@ -38,7 +38,7 @@ void check_weak_int_fits(const char* op, const Array& x, DType to) {
   IInfo info = iinfo(to);
   bool fits = v >= info.min && (v < 0 || static_cast<uint64_t>(v) <= info.max);
   if (!fits)
-    throw ValueError(op_message(
+    throw OverflowError(op_message(
         op, "Python int " + std::to_string(v) + " too large to convert to " + dtype_str(to) +
                 "; use a value in [" + std::to_string(info.min) + ", " + std::to_string(info.max) +
                 "] or convert the array to a wider dtype first"));
