@@ -89,4 +89,44 @@ Array entr(const ArrayLike& x);                          // -x log x; 0 at 0; -i
 Array rel_entr(const ArrayLike& p, const ArrayLike& q);  // p log(p / q); 0 at p == 0; else inf
 Array kl_div(const ArrayLike& p, const ArrayLike& q);    // rel_entr(p, q) - p + q
 
+// ---- Bernoulli numbers ----
+// B_0 .. B_n (B_1 = -1/2) as a host array of the default float dtype; +-inf where |B_k|
+// exceeds the double range (k >= 260). ValueError for n < 0.
+Array bernoulli(int64_t n);
+
+// ---- exponential integrals and Spence's function (src/api/scipy_special_expint.cpp) ----
+// E1(x) = int_1^inf e^(-x t) / t dt for x > 0; inf at 0, NaN for x < 0. d/dx: -e^-x / x.
+Array exp1(const ArrayLike& x);
+// Ei(x) = -PV int_{-x}^inf e^-t / t dt (-E1(-x) for x < 0); -inf at 0. d/dx: e^x / x.
+Array expi(const ArrayLike& x);
+// E_n(x) = int_1^inf e^(-x t) / t^n dt for integer n >= 0, x >= 0 (NaN otherwise).
+// d/dx: -E_{n-1}(x); n is not differentiated.
+Array expn(const ArrayLike& n, const ArrayLike& x);
+// Spence's function int_1^x log(t) / (1 - t) dt = Li2(1 - x) for x >= 0 (NaN for x < 0).
+Array spence(const ArrayLike& x);
+
+// ---- hypergeometric functions (src/api/scipy_special_hyp.cpp) ----
+// Kummer's 1F1(a; b; x), JAX's conventions: 1 for a = 0, e^x for a = b, inf for b = 0.
+// Differentiable in a, b and x.
+Array hyp1f1(const ArrayLike& a, const ArrayLike& b, const ArrayLike& x);
+// Gauss's 2F1(a, b; c; x) for real x <= 1 (inf for x > 1 and at the poles of c; Gauss's sum at
+// x = 1). Differentiable in x (the tangents of a, b and c are ignored, as JAX's).
+Array hyp2f1(const ArrayLike& a, const ArrayLike& b, const ArrayLike& c, const ArrayLike& x);
+
+// ---- Legendre functions and Fresnel integrals (src/api/scipy_special_legendre.cpp) ----
+// P_l^k(z) for k <= m, l <= n as an (m+1, n+1, len(z)) array (0 for k > l; SciPy's
+// Condon-Shortley phase); is_normalized: sqrt((2l+1)/(4 pi) (l-k)!/(l+k)!) P_l^k. z is a 1-D
+// float32/float64 array (TypeError / ValueError otherwise); ValueError when n < m.
+Array lpmn_values(int64_t m, int64_t n, const ArrayLike& z, bool is_normalized);
+// (P, dP/dz), each (m+1, n+1, len(z)), for |z| < 1.
+std::pair<Array, Array> lpmn(int64_t m, int64_t n, const ArrayLike& z);
+// (S(x), C(x)) = int_0^x (sin, cos)(pi t^2 / 2) dt; d/dx: (sin, cos)(pi x^2 / 2).
+std::pair<Array, Array> fresnel(const ArrayLike& x);
+// jax.scipy.special's spherical harmonics return complex64/complex128 values, which Tessera
+// does not have: both raise NotImplementedError naming the missing dtypes.
+Array sph_harm(const ArrayLike& m, const ArrayLike& n, const ArrayLike& theta, const ArrayLike& phi,
+               std::optional<int64_t> n_max = std::nullopt);
+Array sph_harm_y(const ArrayLike& n, const ArrayLike& m, const ArrayLike& theta,
+                 const ArrayLike& phi, int diff_n = 0, std::optional<int64_t> n_max = std::nullopt);
+
 }  // namespace tessera::scipy::special

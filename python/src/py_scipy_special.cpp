@@ -38,17 +38,71 @@ void bind_scipy_special(py::module_& m) {
       {"erfinv", sps::erfinv},   {"ndtr", sps::ndtr},         {"ndtri", sps::ndtri},
       {"i0", sps::i0},           {"i0e", sps::i0e},           {"i1", sps::i1},
       {"i1e", sps::i1e},         {"logit", sps::logit},       {"expit", sps::expit},
-      {"entr", sps::entr},
+      {"entr", sps::entr},       {"exp1", sps::exp1},         {"expi", sps::expi},
+      {"spence", sps::spence},
   };
   for (const auto& [name, f] : unary) def_fn(sm, name, f);
   const std::pair<const char*, Binary> binary[] = {
       {"betaln", sps::betaln},       {"beta", sps::beta},     {"gammainc", sps::gammainc},
       {"gammaincc", sps::gammaincc}, {"poch", sps::poch},     {"polygamma", sps::polygamma},
       {"zeta", sps::zeta},           {"xlogy", sps::xlogy},   {"xlog1py", sps::xlog1py},
-      {"rel_entr", sps::rel_entr},   {"kl_div", sps::kl_div},
+      {"rel_entr", sps::rel_entr},   {"kl_div", sps::kl_div}, {"expn", sps::expn},
   };
   for (const auto& [name, f] : binary) def_fn(sm, name, f);
   def_fn(sm, "betainc", sps::betainc);
+  def_fn(sm, "hyp1f1", sps::hyp1f1);
+  sm.def("hyp2f1", [](py::handle a, py::handle b, py::handle c, py::handle x) {
+    Array aa = to_array(a), ba = to_array(b), ca = to_array(c), xa = to_array(x);
+    py::gil_scoped_release nogil;
+    return sps::hyp2f1(aa, ba, ca, xa);
+  });
+  sm.def("fresnel", [](py::handle x) {
+    Array a = to_array(x);
+    std::pair<Array, Array> r;
+    {
+      py::gil_scoped_release nogil;
+      r = sps::fresnel(a);
+    }
+    return py::make_tuple(r.first, r.second);
+  });
+  sm.def(
+      "lpmn",
+      [](int64_t m, int64_t n, py::handle z) {
+        Array a = to_array(z);
+        std::pair<Array, Array> r;
+        {
+          py::gil_scoped_release nogil;
+          r = sps::lpmn(m, n, a);
+        }
+        return py::make_tuple(r.first, r.second);
+      },
+      py::arg("m"), py::arg("n"), py::arg("z"));
+  sm.def(
+      "lpmn_values",
+      [](int64_t m, int64_t n, py::handle z, bool is_normalized) {
+        Array a = to_array(z);
+        py::gil_scoped_release nogil;
+        return sps::lpmn_values(m, n, a, is_normalized);
+      },
+      py::arg("m"), py::arg("n"), py::arg("z"), py::arg("is_normalized"));
+  sm.def(
+      "bernoulli", [](int64_t n) { return sps::bernoulli(n); }, py::arg("n"));
+  sm.def(
+      "sph_harm",
+      [](py::handle m, py::handle n, py::handle theta, py::handle phi,
+         std::optional<int64_t> n_max) {
+        return sps::sph_harm(to_array(m), to_array(n), to_array(theta), to_array(phi), n_max);
+      },
+      py::arg("m"), py::arg("n"), py::arg("theta"), py::arg("phi"), py::arg("n_max") = py::none());
+  sm.def(
+      "sph_harm_y",
+      [](py::handle n, py::handle m, py::handle theta, py::handle phi, int diff_n,
+         std::optional<int64_t> n_max) {
+        return sps::sph_harm_y(to_array(n), to_array(m), to_array(theta), to_array(phi), diff_n,
+                               n_max);
+      },
+      py::arg("n"), py::arg("m"), py::arg("theta"), py::arg("phi"), py::arg("diff_n") = 0,
+      py::arg("n_max") = py::none());
   sm.def(
       "factorial",
       [](py::handle n, bool exact) {

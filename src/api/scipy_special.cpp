@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "api/numpy_internal.h"
+#include "api/scipy_special_internal.h"
+#include "tessera/control_flow.h"
 #include "tessera/custom_derivatives.h"
 #include "tessera/errors.h"
 #include "tessera/lax.h"
@@ -22,6 +24,46 @@
 namespace tessera::scipy::special {
 
 namespace tnp = tessera::numpy;
+
+namespace detail {
+
+std::vector<Array> promote_strong(const char* op, const std::vector<Array>& xs) {
+  std::vector<Array> v = tnp::detail::promote_inexact(op, xs);
+  for (Array& a : v) a = tnp::detail::convert(op, a, a.dtype());
+  return v.size() > 1 ? tnp::broadcast_arrays(v) : v;
+}
+
+std::vector<Array> series_loop(const LoopBody& body, std::vector<Array> init, int max_iter) {
+  return lax::while_loop(
+      [max_iter](const std::vector<Array>& s) {
+        return (s[0] < static_cast<double>(max_iter)) & ~tnp::all(s[1]);
+      },
+      body, init);
+}
+
+Array scalar_like(const Array& x, double v) { return tnp::full({}, v, x.dtype()); }
+
+long double zeta_even(int k) {
+  // Borwein (2000), algorithm 2 with n = 40 terms: error below 3 / (3 + sqrt 8)^40 ~ 1e-30.
+  constexpr int n = 40;
+  const long double s = 2.0L * k;
+  long double d[n + 1];
+  long double term = 1, sum = 1;  // n (n + i - 1)! 4^i / ((n - i)! (2i)!) at i = 0 is 1
+  d[0] = 1;
+  for (int i = 1; i <= n; ++i) {
+    term *= 4.0L * (n + i - 1) * (n - i + 1) / ((2.0L * i - 1) * (2.0L * i));
+    sum += term;
+    d[i] = sum;
+  }
+  long double acc = 0;
+  for (int j = 0; j < n; ++j) {
+    const long double t = (d[j] - d[n]) / std::pow(static_cast<long double>(j + 1), s);
+    acc += j % 2 ? -t : t;
+  }
+  return -acc / (d[n] * (1 - std::pow(2.0L, 1 - s)));
+}
+
+}  // namespace detail
 
 namespace {
 
@@ -384,6 +426,30 @@ std::pair<Array, Array> logsumexp_with_sign(const ArrayLike& a, const LogsumexpO
 }
 Array softmax(const ArrayLike& x, const AxisArg& axis) { return nn::softmax(x, axis); }
 Array log_softmax(const ArrayLike& x, const AxisArg& axis) { return nn::log_softmax(x, axis); }
+
+// ---- Bernoulli numbers ----
+
+Array bernoulli(int64_t n) {
+  if (n < 0)
+    throw ValueError(op_message(
+        "bernoulli", "n must be a non-negative integer, got " + std::to_string(n) + "."));
+  // B_0 = 1, B_1 = -1/2, B_odd = 0, B_2k = (-1)^(k+1) 2 zeta(2k) (2k)! / (2 pi)^(2k), the
+  // factorial ratio accumulated in long double (it overflows double from n = 260 on: +-inf).
+  std::vector<double> out(static_cast<size_t>(n) + 1, 0.0);
+  out[0] = 1;
+  if (n >= 1) out[1] = -0.5;
+  const long double two_pi = 2 * std::numbers::pi_v<long double>;
+  long double ratio = 1;  // (2k)! / (2 pi)^(2k)
+  for (int64_t k = 1; 2 * k <= n; ++k) {
+    ratio *= (2.0L * k - 1) / two_pi * (2.0L * k) / two_pi;
+    // zeta(2k) rounds to 1 in long double from 2k = 66 on.
+    const long double z = k < 40 ? detail::zeta_even(static_cast<int>(k)) : 1.0L;
+    const long double v = 2 * z * ratio;
+    out[static_cast<size_t>(2 * k)] = static_cast<double>(k % 2 ? v : -v);
+  }
+  const DType dt = x64_enabled() ? DType::kFloat64 : DType::kFloat32;
+  return tnp::array(out, Shape{n + 1}, dt);
+}
 
 // ---- information theory ----
 

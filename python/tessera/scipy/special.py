@@ -8,9 +8,7 @@ custom derivatives (xlogy / xlog1py / x*log(x) at x = 0, logit, log_ndtr, ...). 
 keeps what C++ cannot see: Python scalars and sequences, complex inputs, keyword names and
 defaults, Python-int parameters.
 """
-import math as _math
 import operator as _operator
-from fractions import Fraction as _Fraction
 
 import numpy as _np
 
@@ -241,7 +239,7 @@ def kl_div(p, q):
 
 def bernoulli(n):
     """The Bernoulli numbers B_0 .. B_n (B_1 = -1/2) as an array of the default float dtype;
-    n is a concrete Python integer. Computed exactly (Akiyama-Tanigawa) and then rounded."""
+    n is a concrete Python integer."""
     try:
         n = _operator.index(n)
     except TypeError:
@@ -249,23 +247,7 @@ def bernoulli(n):
                         f"{type(n).__name__}") from None
     if n < 0:
         raise ValueError("n must be a non-negative integer.")
-    out = []
-    row = []
-    for m in range(n + 1):
-        row.append(_Fraction(1, m + 1))
-        for j in range(m, 0, -1):
-            row[j - 1] = j * (row[j - 1] - row[j])
-        out.append(row[0])  # B_m^+ (B_1 = +1/2)
-    if n >= 1:
-        out[1] = -out[1]
-    return _jnp.asarray(_np.array([_fraction_to_float(v) for v in out]), _jnp.result_type(1.0))
-
-
-def _fraction_to_float(v):
-    try:
-        return float(v)
-    except OverflowError:  # |B_n| > 1.8e308 from n = 260 on
-        return _math.copysign(_math.inf, v)
+    return _C.bernoulli(n)
 
 
 # exponential integrals, Spence's function, hypergeometric functions, Legendre functions and
