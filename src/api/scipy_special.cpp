@@ -321,7 +321,9 @@ Array betaln(const ArrayLike& a, const ArrayLike& b) {
   const Array one = lax::lgamma(lo_o) + (hi_o - 0.5) * tnp::log1p(-lo_o / s_o) -
                     lo_o * tnp::log(s_o) + lo_o + lgamma_correction(hi_o) - lgamma_correction(s_o);
   const Array direct = lax::lgamma(x) + lax::lgamma(y) - lax::lgamma(x + y);
-  return tnp::where(both_big, both, tnp::where(one_ok, one, direct));
+  // B(a, inf) = 0 for a > 0: log 0 = -inf (the formulas above give inf - inf).
+  return tnp::where(tnp::isinf(hi) & (lo > 0), -kInf,
+                    tnp::where(both_big, both, tnp::where(one_ok, one, direct)));
 }
 
 Array beta(const ArrayLike& a, const ArrayLike& b) {
@@ -408,11 +410,13 @@ Array i0e(const ArrayLike& x) { return lax::bessel_i0e(inexact1("i0e", x)); }
 Array i1e(const ArrayLike& x) { return lax::bessel_i1e(inexact1("i1e", x)); }
 Array i0(const ArrayLike& x) {
   const Array a = inexact1("i0", x);
-  return tnp::exp(tnp::abs(a)) * lax::bessel_i0e(a);
+  // exp(|x|) i0e(x) is inf * 0 at +-inf: I0's limit there is inf.
+  return tnp::where(tnp::isinf(a), kInf, tnp::exp(tnp::abs(a)) * lax::bessel_i0e(a));
 }
 Array i1(const ArrayLike& x) {
   const Array a = inexact1("i1", x);
-  return tnp::exp(tnp::abs(a)) * lax::bessel_i1e(a);
+  // I1 is odd with limits +-inf at +-inf (exp(|x|) i1e(x) would be inf * 0 there).
+  return tnp::where(tnp::isinf(a), a, tnp::exp(tnp::abs(a)) * lax::bessel_i1e(a));
 }
 
 // ---- logistic functions and normalizers ----
@@ -474,7 +478,9 @@ Array rel_entr(const ArrayLike& p, const ArrayLike& q) {
   const Array p_zero = (a == 0) & (b >= 0);
   const Array safe_p = tnp::where(both_pos, a, 1.0);
   const Array safe_q = tnp::where(both_pos, b, 1.0);
-  const Array val = xlogx_custom(safe_p) - xlogy_custom(safe_p, safe_q);
+  Array val = xlogx_custom(safe_p) - xlogy_custom(safe_p, safe_q);
+  // p = inf with q finite: p log(p / q) = inf (the two terms would give inf - inf).
+  val = tnp::where(tnp::isinf(safe_p) & tnp::isfinite(safe_q), kInf, val);
   return tnp::where(both_pos, val, tnp::where(p_zero, tnp::zeros_like(val), kInf));
 }
 

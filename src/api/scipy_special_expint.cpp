@@ -63,7 +63,8 @@ Array e1_positive(const Array& x) {
           },
           {scalar_like(x, 1), small, b0, tnp::full_like(x, 1 / tiny), 1.0 / b0, 1.0 / b0}, 500)[5] *
       tnp::exp(-xl);
-  return tnp::where(small, series, frac);
+  // E1(inf) = 0 (the continued fraction would be inf / inf).
+  return tnp::where(small, series, tnp::where(tnp::isinf(x), 0.0, frac));
 }
 
 // Ei(x) for x > 0: gamma + log x + sum x^k / (k k!) up to x = 40, the asymptotic

@@ -183,7 +183,8 @@ std::pair<Array, Array> fresnel_impl(const Array& x) {
   const auto [sn, cs] = sincos_pi_half_sq(xl);
   const Array s_a = 0.5 - f * cs - g * sn;
   const Array c_a = 0.5 + f * sn - g * cs;
-  const Array inf = tnp::isinf(x);
+  // Beyond |x| = 1e18 (and at +-inf) f, g < 1e-18: S = C = 1/2 (x^2 would overflow float32).
+  const Array inf = tnp::isinf(x) | (ax > 1e18);
   const Array s = tnp::where(inf, 0.5, tnp::where(big, s_a, s_q));
   const Array c = tnp::where(inf, 0.5, tnp::where(big, c_a, c_q));
   const Array sign = tnp::where(x < 0, -1.0, tnp::ones_like(x));
