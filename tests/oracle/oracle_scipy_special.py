@@ -145,6 +145,20 @@ def _i1(x):
         return np.where(np.isinf(x), x, ss.i1(x))
 
 
+def _logsumexp(p, a, *rest):
+    """scipy's logsumexp; params axis, keepdims, "b": the next input is b, "where": the next
+    input is JAX's where mask (excluded entries: b = 0), "sign": return_sign=True and this
+    output (0: log|sum|, 1: the sign)."""
+    rest = list(rest)
+    b = rest.pop(0) if p.get("b") else None
+    if p.get("where"):
+        mask = rest.pop(0) != 0
+        b = np.where(mask, 1.0 if b is None else b, 0.0)
+    r = ss.logsumexp(a, axis=p.get("axis"), b=b, keepdims=p.get("keepdims", False),
+                     return_sign="sign" in p)
+    return r[p["sign"]] if "sign" in p else r
+
+
 def _lpmn_table(m, n, z, normalized):
     """(values, derivatives) as (m+1, n+1, len(z)) from scipy.special.lpmn per z."""
     vals = np.zeros((m + 1, n + 1, len(z)))
@@ -221,8 +235,7 @@ def ops(base):
         "entr": lambda p, x: ss.entr(x),
         "rel_entr": lambda p, a, b: _rel_entr(a, b),
         "kl_div": lambda p, a, b: _kl_div(a, b),
-        "logsumexp": lambda p, a, *b: ss.logsumexp(
-            a, axis=p.get("axis"), b=b[0] if b else None, keepdims=p.get("keepdims", False)),
+        "logsumexp": lambda p, a, *b: _logsumexp(p, a, *b),
         "softmax": lambda p, x: ss.softmax(x, axis=p.get("axis")),
         "log_softmax": lambda p, x: ss.log_softmax(x, axis=p.get("axis")),
         "bernoulli": lambda p: ss.bernoulli(p["n"]),
