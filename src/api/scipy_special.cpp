@@ -333,18 +333,22 @@ Array beta(const ArrayLike& a, const ArrayLike& b) {
 }
 
 Array betainc(const ArrayLike& a, const ArrayLike& b, const ArrayLike& x) {
-  std::vector<Array> v = tnp::detail::promote_inexact("betainc", {a.array(), b.array(), x.array()});
+  // lax's betainc/igamma want one shape: the arguments broadcast as NumPy's.
+  std::vector<Array> v = tnp::broadcast_arrays(
+      tnp::detail::promote_inexact("betainc", {a.array(), b.array(), x.array()}));
   return lax::betainc(v[0], v[1], v[2]);
 }
 
 Array gammainc(const ArrayLike& a, const ArrayLike& x) {
   const auto [p, q] = inexact2("gammainc", a, x);
-  return lax::igamma(p, q);
+  auto v = tnp::broadcast_arrays({p, q});
+  return lax::igamma(v[0], v[1]);
 }
 
 Array gammaincc(const ArrayLike& a, const ArrayLike& x) {
   const auto [p, q] = inexact2("gammaincc", a, x);
-  return lax::igammac(p, q);
+  auto v = tnp::broadcast_arrays({p, q});
+  return lax::igammac(v[0], v[1]);
 }
 
 Array factorial(const ArrayLike& n, bool exact) {

@@ -437,6 +437,19 @@ TEST(ScipySpecial, Errors) {
   EXPECT_ERROR(ValueError, sps::xlogy(tnp::zeros({3}), tnp::zeros({4})), "broadcast");
 }
 
+// Arguments broadcast as NumPy's (lax's betainc/igamma/zeta/polygamma need one shape).
+TEST(ScipySpecial, Broadcasting) {
+  const Array col = tnp::full({2, 1}, 2.0), row = tnp::full({3}, 0.3);
+  for (const Array& r : {sps::betainc(col, 3.0, row), sps::gammainc(col, row),
+                         sps::gammaincc(col, row), sps::zeta(col, row + 1.0),
+                         sps::polygamma(tnp::array(std::vector<int32_t>{1, 2}, {2, 1}), row),
+                         sps::xlogy(col, row), sps::expn(col, row), sps::hyp1f1(col, 1.0, row)})
+    EXPECT_EQ(r.shape(), (Shape{2, 3}));
+  const std::vector<double> full =
+      to_doubles(sps::betainc(tnp::full({2, 3}, 2.0), 3.0, tnp::full({2, 3}, 0.3)));
+  EXPECT_EQ(compare(to_doubles(sps::betainc(col, 3.0, row)), full, 0, 0), "");
+}
+
 // Integers and bools promote to the default float (promote_args_inexact); floats keep theirs.
 TEST(ScipySpecial, Promotion) {
   const Array i = tnp::array(std::vector<int32_t>{1, 2}, {2});
