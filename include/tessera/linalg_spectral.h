@@ -1,6 +1,7 @@
-// Dense linear algebra of the spectral family: jax.lax.linalg's eigh, svd and qr (namespace
-// tessera::lax::linalg, over the primitives of src/prims/linalg_{eigh,svd,qr}.cpp), and the
-// jnp.linalg / jax.scipy.linalg functions built on them (namespaces tessera::linalg and
+// Dense linear algebra of the spectral family: jax.lax.linalg's eigh, svd and qr, and QR's raw
+// forms geqrf, geqp3 and householder_product (namespace tessera::lax::linalg, over the
+// primitives of src/prims/linalg_{eigh,svd,qr,householder}.cpp), and the jnp.linalg /
+// jax.scipy.linalg functions built on them (namespaces tessera::linalg and
 // tessera::linalg::scipy, src/api/linalg_spectral.cpp). float32/float64 (Tessera has no complex
 // dtypes); the lax-level functions take floating inputs only, the jnp/scipy-level ones promote
 // integers and bools to the default float (float32, float64 under x64). Every function is built

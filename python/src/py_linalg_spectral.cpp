@@ -53,21 +53,11 @@ void bind_linalg_spectral(py::module_& m) {
       py::arg("x"), py::arg("full_matrices") = true, py::arg("compute_uv") = true);
   L.def(
       "lax_qr",
-      [](py::handle x, bool full_matrices) {
-        Array a = to_array(x);
-        return run_list([&] {
-          auto [q, r] = lax::linalg::qr(a, full_matrices);
-          return std::vector<Array>{q, r};
-        });
-      },
-      py::arg("x"), py::arg("full_matrices") = true);
-  L.def(
-      "lax_qr_pivoting",
       [](py::handle x, bool pivoting, bool full_matrices) {
         Array a = to_array(x);
         return run_list([&] { return lax::linalg::qr(a, pivoting, full_matrices); });
       },
-      py::arg("x"), py::arg("pivoting"), py::arg("full_matrices"));
+      py::arg("x"), py::arg("pivoting") = false, py::arg("full_matrices") = true);
   L.def("geqrf", [](py::handle x) {
     Array a = to_array(x);
     return run_list([&] {

@@ -1,7 +1,8 @@
-// jax.lax.linalg's eigh / svd / qr (argument checks, then one bind of the primitives of
-// src/prims/linalg_{eigh,svd,qr}.cpp) and the jnp.linalg / jax.scipy.linalg functions built on
-// them: eigh, eigvalsh, svd, svdvals, qr, pinv (custom JVP), matrix_rank, lstsq, cond, expm and
-// the scipy forms. Everything is Tessera ops, so jit, vmap and grad compose through it.
+// jax.lax.linalg's eigh / svd / qr / geqrf / geqp3 / householder_product (argument checks, then
+// one bind of the primitives of src/prims/linalg_{eigh,svd,qr,householder}.cpp) and the
+// jnp.linalg / jax.scipy.linalg functions built on them: eigh, eigvalsh, svd, svdvals, qr (also
+// mode='raw', and scipy's pivoting), pinv (custom JVP), matrix_rank, lstsq, cond, expm and the
+// scipy forms. Everything is Tessera ops, so jit, vmap and grad compose through it.
 #include "tessera/linalg_spectral.h"
 
 #include <algorithm>

@@ -70,7 +70,7 @@ def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
     (..., m, k) and (..., k, n) with k = min(m, n). pivoting=True returns (q, r, p) with p the
     int32 column permutation (LAPACK ?geqp3): x[..., :, p] == q @ r, |diag(r)| non-increasing."""
     del use_magma  # a GPU (MAGMA) choice; Tessera's CPU path is LAPACK
-    out = _C.lax_qr_pivoting(x, bool(pivoting), bool(full_matrices))
+    out = _C.lax_qr(x, bool(pivoting), bool(full_matrices))
     return tuple(out)
 
 

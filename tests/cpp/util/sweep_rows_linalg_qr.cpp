@@ -98,7 +98,8 @@ std::vector<Row> rows_linalg_qr() {
     r.operands = {any(), index(1)};  // jpvt all zero: every column free
     r.shapes.clear();
     for (const auto& p : any_matrix) {
-      Shape js(p[0].begin(), p[0].end() - 1);
+      Shape js(p[0].begin(), p[0].end() - 2);  // jpvt: a's batch dims + (n,)
+      js.push_back(p[0].back());
       r.shapes.push_back({p[0], js});
     }
     r.fn = [i](const Args& x) { return ll::geqp3(x[0], x[1])[static_cast<size_t>(i)]; };
