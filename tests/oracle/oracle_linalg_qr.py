@@ -14,6 +14,11 @@ LAPACK through scipy.linalg.lapack in float64, matrix by matrix over the leading
                              (out "sh" / "stau" / "sr" / "sp": ((h, tau), R[, P]))
 Empty matrices (which SciPy's wrappers refuse) get the values LAPACK's definitions give: nothing
 to factor, Q the identity's leading columns, taus empty.
+
+Pivoted references run in the input's precision (sgeqp3 for float32): the pivot choice is
+discrete, and ?geqp3 downdates its partial column norms, which in float32 carry errors up to
+about eps / sqrt(eps) relative, so a float64 run may legitimately pick another column where two
+norms are within 1e-4 of each other. Everything else is computed in float64.
 """
 
 import numpy as np
@@ -45,11 +50,14 @@ def ops(base):
         assert info == 0
         return h, tau
 
+    def pivot_precision(a, dt):
+        return a.astype(np.float32) if dt == "float32" else a
+
     def geqp3_one(x):
         m, n = x.shape
         if m == 0 or n == 0:  # LAPACK factors nothing; every column stays where it is
             return x.copy(), np.arange(1, n + 1, dtype=np.int32), np.zeros(0)
-        h, jpvt, tau, _, info = lapack.dgeqp3(x)
+        h, jpvt, tau, _, info = (lapack.sgeqp3 if x.dtype == np.float32 else lapack.dgeqp3)(x)
         assert info == 0
         return h, jpvt.astype(np.int32), tau
 
@@ -68,7 +76,7 @@ def ops(base):
         assert not np.any(np.asarray(ins[1]["a"])), "geqp3's oracle takes free columns only"
         m, n = a.shape[-2:]
         k = min(m, n)
-        h, jpvt, tau = per_matrix(a, geqp3_one, [(m, n), (n,), (k,)])
+        h, jpvt, tau = per_matrix(pivot_precision(a, dt), geqp3_one, [(m, n), (n,), (k,)])
         if p["out"] == "jpvt":
             return Result(jpvt.astype(np.int32), "int32")
         out = h if p["out"] == "h" else tau
@@ -112,7 +120,7 @@ def ops(base):
             q, r, piv = sl.qr(x, mode=mode, pivoting=True)
             return q, r, piv
 
-        q, r, piv = per_matrix(a, one, [(m, qc), (qc, n), (n,)])
+        q, r, piv = per_matrix(pivot_precision(a, dt), one, [(m, qc), (qc, n), (n,)])
         if p["out"] == "p":
             return Result(piv.astype(np.int32), "int32")
         if p.get("normalize") and k > 0:  # R's diagonal made positive (the sweep rows' form)
@@ -146,7 +154,8 @@ def ops(base):
                 (h, tau), r = res[0], res[1]
                 return h, tau, r, (res[2] if piv else np.arange(n, dtype=np.int32))
 
-            h, tau, r, pp = per_matrix(a, one, [(m, n), (k,), (k, n), (n,)])
+            h, tau, r, pp = per_matrix(pivot_precision(a, dt) if piv else a, one,
+                                       [(m, n), (k,), (k, n), (n,)])
             if o == "sp":
                 return Result(pp.astype(np.int32), "int32")
             out = {"sh": h, "stau": tau, "sr": r}[o]

@@ -77,8 +77,8 @@ double pivot_gap(const Args& x) {
 
 std::vector<Row> rows_linalg_qr() {
   std::vector<Row> t;
-  const std::vector<std::vector<Shape>> any_matrix = {{{4, 3}}, {{3, 5}},    {{2, 3, 3}},
-                                                      {{1, 1}}, {{0, 2, 3}}, {{3, 0}}};
+  const std::vector<std::vector<Shape>> any_matrix = {{{4, 3}},    {{3, 5}}, {{2, 3, 3}}, {{1, 1}},
+                                                      {{0, 2, 3}}, {{3, 0}}, {{0, 3}}};
   for (const char* out : {"h", "taus"}) {
     Row r = base_row(std::string("geqrf_") + out, "geqrf", "linalg.geqrf",
                      json_obj({{"out", json_str(out)}}));
