@@ -1,6 +1,7 @@
-// Dense linear algebra of the spectral family: jax.lax.linalg's eigh, svd and qr (namespace
-// tessera::lax::linalg, over the primitives of src/prims/linalg_{eigh,svd,qr}.cpp), and the
-// jnp.linalg / jax.scipy.linalg functions built on them (namespaces tessera::linalg and
+// Dense linear algebra of the spectral family: jax.lax.linalg's eigh, svd and qr, and QR's raw
+// forms geqrf, geqp3 and householder_product (namespace tessera::lax::linalg, over the
+// primitives of src/prims/linalg_{eigh,svd,qr,householder}.cpp), and the jnp.linalg /
+// jax.scipy.linalg functions built on them (namespaces tessera::linalg and
 // tessera::linalg::scipy, src/api/linalg_spectral.cpp). float32/float64 (Tessera has no complex
 // dtypes); the lax-level functions take floating inputs only, the jnp/scipy-level ones promote
 // integers and bools to the default float (float32, float64 under x64). Every function is built
@@ -38,6 +39,24 @@ std::vector<Array> svd(const Array& x, bool full_matrices = true, bool compute_u
 // full_matrices, else (..., m, k) and (..., k, n). The JVP needs m >= n and (full_matrices only
 // when square): NotImplementedError otherwise, as JAX.
 std::pair<Array, Array> qr(const Array& x, bool full_matrices = true);
+// jax.lax.linalg.qr(x, pivoting=, full_matrices=): {q, r} without pivoting; with pivoting
+// {q, r, p}, p int32 (..., n) the 0-based column permutation (LAPACK ?geqp3) with
+// x[..., :, p] = q r and |diag r| non-increasing (p is zero for empty matrices, as JAX's).
+// Differentiable as the unpivoted qr, through the permuted columns (p's tangent is zero).
+std::vector<Array> qr(const Array& x, bool pivoting, bool full_matrices);
+
+// The raw Householder factorizations (src/prims/linalg_householder.cpp). JAX defines no
+// derivatives for them: differentiating raises NotImplementedError.
+// geqrf(a (..., m, n)) -> (a_factored, taus (..., min(m, n))): LAPACK ?geqrf; R is a_factored's
+// upper triangle, the reflectors' vectors lie below its diagonal (unit diagonal implicit).
+std::pair<Array, Array> geqrf(const Array& a);
+// geqp3(a (..., m, n), jpvt int32 (..., n)) -> {a_factored, jpvt, taus}: LAPACK ?geqp3
+// (column-pivoted geqrf). jpvt in: nonzero keeps that column in front, 0 leaves it free; out:
+// the 1-based original index of each factored column (LAPACK's convention, as JAX's).
+std::vector<Array> geqp3(const Array& a, const Array& jpvt);
+// householder_product(a (..., m, n), taus (..., k)) with m >= n >= k: the first n columns of
+// the product of the k reflectors below a's diagonal (LAPACK ?orgqr), shape (..., m, n).
+Array householder_product(const Array& a, const Array& taus);
 
 }  // namespace tessera::lax::linalg
 
@@ -61,9 +80,9 @@ std::vector<Array> svd(const Array& a, bool full_matrices = true, bool compute_u
 Array svdvals(const Array& a);
 
 // jnp.linalg.qr: mode "reduced" (or "full", as JAX) -> {Q, R} (k columns/rows), "complete" ->
-// {Q, R} (full),
-// "r" -> {R} (reduced R). "raw" raises NotImplementedError (Tessera does not expose the
-// Householder reflectors); any other mode ValueError.
+// {Q, R} (full), "r" -> {R} (reduced R), "raw" -> {h, tau}: geqrf's output transposed, h
+// (..., n, m) (NumPy's Fortran-order layout, as JAX's), and tau (..., k). Any other mode:
+// ValueError.
 std::vector<Array> qr(const Array& a, const std::string& mode = "reduced");
 
 // jnp.linalg.pinv: the Moore-Penrose pseudo-inverse via the SVD; singular values <= rtol · the
@@ -100,7 +119,9 @@ std::vector<Array> eigh(const Array& a, bool lower = true, bool eigvals_only = f
 // jax.scipy.linalg.svd(a, full_matrices, compute_uv): {U, s, Vh} or {s}.
 std::vector<Array> svd(const Array& a, bool full_matrices = true, bool compute_uv = true);
 // jax.scipy.linalg.qr(a, mode, pivoting): mode "full" -> {Q, R}, "economic" -> {Q, R} reduced,
-// "r" -> {R} (full R). pivoting=true: NotImplementedError.
+// "r" -> {R} (full R), "raw" -> {h, tau, R} (SciPy's ((h, tau), R): geqrf's output h (..., m, n)
+// untransposed, and the economic R); pivoting appends P, the int32 0-based column permutation
+// (a[..., :, P] = Q R), to each ({Q, R, P}, {R, P}, {h, tau, R, P}; raw then uses ?geqp3).
 std::vector<Array> qr(const Array& a, const std::string& mode = "full", bool pivoting = false);
 // jax.scipy.linalg.expm: Padé approximation with scaling and squaring (orders 3..13 for
 // float64, 3..7 for float32, chosen by the 1-norm as JAX; the Padé solve is lax.linalg's LU

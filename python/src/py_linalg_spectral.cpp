@@ -53,14 +53,27 @@ void bind_linalg_spectral(py::module_& m) {
       py::arg("x"), py::arg("full_matrices") = true, py::arg("compute_uv") = true);
   L.def(
       "lax_qr",
-      [](py::handle x, bool full_matrices) {
+      [](py::handle x, bool pivoting, bool full_matrices) {
         Array a = to_array(x);
-        return run_list([&] {
-          auto [q, r] = lax::linalg::qr(a, full_matrices);
-          return std::vector<Array>{q, r};
-        });
+        return run_list([&] { return lax::linalg::qr(a, pivoting, full_matrices); });
       },
-      py::arg("x"), py::arg("full_matrices") = true);
+      py::arg("x"), py::arg("pivoting") = false, py::arg("full_matrices") = true);
+  L.def("geqrf", [](py::handle x) {
+    Array a = to_array(x);
+    return run_list([&] {
+      auto [h, taus] = lax::linalg::geqrf(a);
+      return std::vector<Array>{h, taus};
+    });
+  });
+  L.def("geqp3", [](py::handle x, py::handle jpvt) {
+    Array a = to_array(x), j = to_array(jpvt);
+    return run_list([&] { return lax::linalg::geqp3(a, j); });
+  });
+  L.def("householder_product", [](py::handle x, py::handle taus) {
+    Array a = to_array(x), t = to_array(taus);
+    py::gil_scoped_release nogil;
+    return lax::linalg::householder_product(a, t);
+  });
   L.def("symmetrize", [](py::handle x) {
     Array a = to_array(x);
     py::gil_scoped_release nogil;

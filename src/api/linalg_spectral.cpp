@@ -1,13 +1,15 @@
-// jax.lax.linalg's eigh / svd / qr (argument checks, then one bind of the primitives of
-// src/prims/linalg_{eigh,svd,qr}.cpp) and the jnp.linalg / jax.scipy.linalg functions built on
-// them: eigh, eigvalsh, svd, svdvals, qr, pinv (custom JVP), matrix_rank, lstsq, cond, expm and
-// the scipy forms. Everything is Tessera ops, so jit, vmap and grad compose through it.
+// jax.lax.linalg's eigh / svd / qr / geqrf / geqp3 / householder_product (argument checks, then
+// one bind of the primitives of src/prims/linalg_{eigh,svd,qr,householder}.cpp) and the
+// jnp.linalg / jax.scipy.linalg functions built on them: eigh, eigvalsh, svd, svdvals, qr (also
+// mode='raw', and scipy's pivoting), pinv (custom JVP), matrix_rank, lstsq, cond, expm and the
+// scipy forms. Everything is Tessera ops, so jit, vmap and grad compose through it.
 #include "tessera/linalg_spectral.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "api/numpy_internal.h"
@@ -74,9 +76,27 @@ std::vector<Array> svd(const Array& x, bool full_matrices, bool compute_uv) {
   return {r[1], r[0], r[2]};
 }
 
+std::vector<Array> qr(const Array& x, bool pivoting, bool full_matrices) {
+  return tessera::bind(prim("qr"), {x},
+                       Params{{"full_matrices", full_matrices}, {"pivoting", pivoting}});
+}
+
 std::pair<Array, Array> qr(const Array& x, bool full_matrices) {
-  std::vector<Array> r = tessera::bind(prim("qr"), {x}, Params{{"full_matrices", full_matrices}});
+  std::vector<Array> r = qr(x, false, full_matrices);
   return {r[0], r[1]};
+}
+
+std::pair<Array, Array> geqrf(const Array& a) {
+  std::vector<Array> r = tessera::bind(prim("geqrf"), {a}, Params{});
+  return {r[0], r[1]};
+}
+
+std::vector<Array> geqp3(const Array& a, const Array& jpvt) {
+  return tessera::bind(prim("geqp3"), {a, jpvt}, Params{});
+}
+
+Array householder_product(const Array& a, const Array& taus) {
+  return tessera::bind(prim("householder_product"), {a, taus}, Params{})[0];
 }
 
 }  // namespace lax::linalg
@@ -130,16 +150,15 @@ std::vector<Array> svd(const Array& a0, bool full_matrices, bool compute_uv, boo
 Array svdvals(const Array& a) { return svd(a, true, false, false)[0]; }
 
 std::vector<Array> qr(const Array& a0, const std::string& mode) {
-  if (mode == "raw")
-    throw NotImplementedError(
-        op_message("qr",
-                   "mode='raw' returns LAPACK's Householder reflectors and their scaling factors, "
-                   "which Tessera does not expose; use mode='reduced', 'complete' or 'r'."));
-  if (mode != "reduced" && mode != "complete" && mode != "r" && mode != "full")
+  if (mode != "reduced" && mode != "complete" && mode != "r" && mode != "full" && mode != "raw")
     throw ValueError(op_message("qr", "Unsupported QR decomposition mode '" + mode +
                                           "'; use 'reduced', 'complete', 'r' or 'raw'."));
   Array a = inexact("qr", a0);
   check_rank2("qr", a);
+  if (mode == "raw") {  // NumPy's h is the Fortran-order factored matrix: geqrf's, transposed
+    auto [h, tau] = ll::geqrf(a);
+    return {mT(h), tau};
+  }
   auto [q, r] = ll::qr(a, mode == "complete");
   if (mode == "r") return {r};
   return {q, r};
@@ -456,19 +475,32 @@ std::vector<Array> svd(const Array& a0, bool full_matrices, bool compute_uv) {
 }
 
 std::vector<Array> qr(const Array& a0, const std::string& mode, bool pivoting) {
-  if (pivoting)
-    throw NotImplementedError(
-        op_message("qr",
-                   "pivoting=True (column-pivoted QR, LAPACK's ?geqp3) is not implemented in "
-                   "Tessera; use pivoting=False."));
-  if (mode != "full" && mode != "r" && mode != "economic")
-    throw ValueError(op_message(
-        "qr", "Unsupported QR decomposition mode '" + mode + "'; use 'full', 'r' or 'economic'."));
+  if (mode != "full" && mode != "r" && mode != "economic" && mode != "raw")
+    throw ValueError(op_message("qr", "Unsupported QR decomposition mode '" + mode +
+                                          "'; use 'full', 'r', 'economic' or 'raw'."));
   Array a = inexact("qr", a0);
   check_rank2("qr", a);
-  auto [q, r] = ll::qr(a, mode != "economic");
-  if (mode == "r") return {r};
-  return {q, r};
+  if (mode == "raw") {
+    const int64_t rk = a.ndim(), m = a.shape()[rk - 2], n = a.shape()[rk - 1];
+    Array h, tau, p;
+    if (pivoting) {
+      Shape js(a.shape().begin(), a.shape().end() - 2);
+      js.push_back(n);
+      std::vector<Array> f = ll::geqp3(a, numpy::zeros(js, DType::kInt32));  // all columns free
+      h = f[0];
+      tau = f[2];
+      p = lax::sub(f[1], numpy::scalar(1.0, DType::kInt32));  // LAPACK's 1-based -> 0-based
+    } else {
+      std::tie(h, tau) = ll::geqrf(a);
+    }
+    // SciPy's raw R is the economic one: the first k rows of h's upper triangle.
+    Array r = numpy::triu(lax::slice_in_dim(h, 0, std::min(m, n), 1, rk - 2));
+    if (pivoting) return {h, tau, r, p};
+    return {h, tau, r};
+  }
+  std::vector<Array> res = ll::qr(a, pivoting, mode != "economic");
+  if (mode == "r") res.erase(res.begin());  // {R} or {R, P}
+  return res;
 }
 
 }  // namespace linalg::scipy

@@ -95,11 +95,15 @@ extern Primitive threefry2x32_p, random_wrap_p, random_unwrap_p;
 void register_random_bits();
 // linalg_eigh.cpp, linalg_svd.cpp, linalg_qr.cpp (the spectral family): eigh(x) {lower,
 // sort_eigenvalues} -> (v, w); svd(x) {full_matrices, compute_uv} -> (s, u, vt) or (s);
-// qr(x) {full_matrices} -> (q, r).
+// qr(x) {full_matrices, pivoting} -> (q, r) or (q, r, p).
 extern Primitive eigh_p, svd_p, qr_p;
 void register_eigh();
 void register_svd();
 void register_qr();
+// linalg_householder.cpp (the raw Householder QR family): geqrf(a) -> (a, taus);
+// geqp3(a, jpvt) -> (a, jpvt, taus); householder_product(a, taus) -> q.
+extern Primitive geqrf_p, geqp3_p, householder_product_p;
+void register_householder();
 // linalg_triangular_solve.cpp, linalg_cholesky.cpp, linalg_lu.cpp (the solve family; the
 // primitive objects are named in linalg_util.h).
 void register_linalg_triangular_solve();

@@ -63,6 +63,7 @@ void register_all() {
     prims::register_eigh();
     prims::register_svd();
     prims::register_qr();
+    prims::register_householder();
     prims::register_linalg_triangular_solve();
     prims::register_linalg_cholesky();
     prims::register_linalg_lu();

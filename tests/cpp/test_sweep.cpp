@@ -376,9 +376,9 @@ std::vector<Row> make_table() {
     r.deriv = Deriv::kZeroTangent;
     t.push_back(r);
   }
-  for (auto rows :
-       {rows_math, rows_special, rows_bitwise, rows_slicing, rows_reductions, rows_cumulative,
-        rows_gather, rows_sort, rows_linalg_solve, rows_linalg_spectral, rows_window, rows_conv})
+  for (auto rows : {rows_math, rows_special, rows_bitwise, rows_slicing, rows_reductions,
+                    rows_cumulative, rows_gather, rows_sort, rows_linalg_solve,
+                    rows_linalg_spectral, rows_linalg_qr, rows_window, rows_conv})
     for (Row& r : rows()) t.push_back(std::move(r));
   return t;
 }

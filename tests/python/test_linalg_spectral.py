@@ -171,12 +171,13 @@ def test_qr_batched_and_errors(rng):
     a = rng.standard_normal((3, 2, 6, 4)).astype(np.float32)
     q, r = lax_linalg.qr(a, full_matrices=False)
     np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), a, atol=1e-5)
-    with pytest.raises(NotImplementedError, match="raw"):
-        jnp.linalg.qr(a, mode="raw")
+    h, tau = jnp.linalg.qr(a, mode="raw")  # NumPy's layout: h transposed (test_linalg_qr_raw.py)
+    assert h.shape == (3, 2, 4, 6) and tau.shape == (3, 2, 4)
     with pytest.raises(ValueError, match="Unsupported QR decomposition mode"):
         jnp.linalg.qr(a, mode="bogus")
-    with pytest.raises(NotImplementedError, match="pivoting"):
-        jsl.qr(a, pivoting=True)
+    q, r, p = jsl.qr(a, pivoting=True)
+    np.testing.assert_allclose(np.asarray(q) @ np.asarray(r),
+                               np.take_along_axis(a, np.asarray(p)[..., None, :], -1), atol=1e-5)
     with pytest.raises(ValueError, match="ndims >= 2"):
         lax_linalg.qr(np.ones(3, np.float32))
 

@@ -1,11 +1,12 @@
 """jax.lax.linalg's eigh, svd and qr (and symmetrize) over Tessera's eigh/svd/qr primitives
-(src/prims/linalg_{eigh,svd,qr}.cpp, lapack ?syevd, ?gesdd/?gesvd, ?geqrf/?orgqr). float32 and
-float64 inputs only (jnp.linalg promotes integers); Tessera has no complex dtypes."""
+(src/prims/linalg_{eigh,svd,qr}.cpp, lapack ?syevd, ?gesdd/?gesvd, ?geqrf/?geqp3/?orgqr), and the
+raw Householder primitives geqrf, geqp3 and householder_product (src/prims/linalg_householder.cpp).
+float32 and float64 inputs only (jnp.linalg promotes integers); Tessera has no complex dtypes."""
 from tessera import _tessera
 
 _C = _tessera.linalg_spectral
 
-__all__ = ["eigh", "qr", "svd", "symmetrize"]
+__all__ = ["eigh", "geqp3", "geqrf", "householder_product", "qr", "svd", "symmetrize"]
 
 
 def symmetrize(x):
@@ -66,9 +67,28 @@ def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorit
 
 def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
     """QR decomposition: (q, r); full_matrices gives q (..., m, m) and r (..., m, n), otherwise
-    (..., m, k) and (..., k, n) with k = min(m, n)."""
-    if pivoting:
-        raise NotImplementedError("qr: pivoting=True is not implemented in Tessera; use "
-                                  "pivoting=False.")
-    q, r = _C.lax_qr(x, bool(full_matrices))
-    return q, r
+    (..., m, k) and (..., k, n) with k = min(m, n). pivoting=True returns (q, r, p) with p the
+    int32 column permutation (LAPACK ?geqp3): x[..., :, p] == q @ r, |diag(r)| non-increasing."""
+    del use_magma  # a GPU (MAGMA) choice; Tessera's CPU path is LAPACK
+    out = _C.lax_qr(x, bool(pivoting), bool(full_matrices))
+    return tuple(out)
+
+
+def geqrf(a):
+    """(a, taus): LAPACK ?geqrf. r is the upper triangle of a; the Householder vectors lie below
+    its diagonal and taus (..., min(m, n)) holds their scalar factors."""
+    h, taus = _C.geqrf(a)
+    return h, taus
+
+
+def geqp3(a, jpvt):
+    """(a, jpvt, taus): LAPACK ?geqp3, the column-pivoted geqrf. jpvt int32 (..., n): nonzero
+    keeps a column in front, 0 leaves it free; returned as the 1-based original column index of
+    each factored column (a[..., :, jpvt - 1] == q @ r)."""
+    return tuple(_C.geqp3(a, jpvt))
+
+
+def householder_product(a, taus):
+    """The first n columns of the product of the Householder reflectors stored below a's
+    diagonal (a (..., m, n), m >= n) scaled by taus (..., k), k <= n: LAPACK ?orgqr."""
+    return _C.householder_product(a, taus)

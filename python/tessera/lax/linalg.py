@@ -1,15 +1,17 @@
 """tessera.lax.linalg: jax.lax.linalg's triangular_solve, cholesky, lu and
-lu_pivots_to_permutation, and eigh, svd, qr and symmetrize (tessera/lax/_linalg_spectral.py),
+lu_pivots_to_permutation, and eigh, svd, qr, geqrf, geqp3, householder_product and symmetrize
+(tessera/lax/_linalg_spectral.py),
 over Tessera's primitives (src/prims/linalg_*.cpp)."""
 import operator as _operator
 
 from tessera import _tessera
-from tessera.lax._linalg_spectral import eigh, qr, svd, symmetrize  # noqa: F401
+from tessera.lax._linalg_spectral import (eigh, geqp3, geqrf, householder_product, qr,  # noqa: F401
+                                          svd, symmetrize)
 
 _S = _tessera.linalg_solve
 
 __all__ = ["triangular_solve", "cholesky", "lu", "lu_pivots_to_permutation", "eigh", "qr", "svd",
-           "symmetrize"]
+           "symmetrize", "geqrf", "geqp3", "householder_product"]
 
 
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,

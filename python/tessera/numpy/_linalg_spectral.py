@@ -62,7 +62,8 @@ def svdvals(x, /):
 
 def qr(a, mode="reduced"):
     """mode 'reduced' (or 'full') / 'complete' -> QRResult(Q, R); 'r' -> R; 'raw' ->
-    NotImplementedError (Tessera does not expose the Householder reflectors)."""
+    QRResult(h, tau): LAPACK ?geqrf's reflectors in NumPy's layout, h (..., n, m) (the factored
+    matrix transposed, as JAX), and their scalar factors tau (..., k)."""
     out = _C.qr(a, str(mode))
     return out[0] if mode == "r" else QRResult(*out)
 

@@ -32,9 +32,14 @@ def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=
 
 
 def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
-    """mode 'full' -> (Q, R); 'economic' -> reduced (Q, R); 'r' -> (R,) as SciPy."""
+    """mode 'full' -> (Q, R); 'economic' -> reduced (Q, R); 'r' -> (R,); 'raw' -> ((h, tau), R)
+    with h LAPACK ?geqrf's factored matrix (..., m, n) and R the economic one, as SciPy.
+    pivoting=True appends P, the int32 column permutation with a[..., :, P] == Q @ R:
+    (Q, R, P), (R, P) or ((h, tau), R, P)."""
     del overwrite_a, lwork, check_finite
     out = _C.scipy_qr(a, str(mode), bool(pivoting))
+    if mode == "raw":
+        return ((out[0], out[1]),) + tuple(out[2:])
     return tuple(out)
 
 

@@ -26,6 +26,8 @@ std::vector<Row> rows_cumulative();  // sweep_rows_cumulative.cpp: cumsum, cumpr
 std::vector<Row> rows_gather();      // sweep_rows_gather.cpp: gather and the scatters
 std::vector<Row> rows_sort();        // sweep_rows_sort.cpp: sort
 std::vector<Row> rows_linalg_spectral();  // sweep_rows_linalg_spectral.cpp: eigh, svd, qr
+// sweep_rows_linalg_qr.cpp: geqrf, geqp3, householder_product, qr with pivoting
+std::vector<Row> rows_linalg_qr();
 
 // sweep_rows_linalg_solve.cpp: triangular_solve, cholesky, lu, lu_pivots_to_permutation
 std::vector<Row> rows_linalg_solve();
