@@ -23,6 +23,7 @@ RULES = [
      r"src/api/(nn_[a-z_]+|random|random_[a-z_]+)\.(cpp|h)$", "libraries"),
     (r"include/tessera/scipy_stats\.h$|src/api/scipy_stats_[a-z_]+\.(cpp|h)$", "libraries"),
     (r"include/tessera/(numpy[a-z_]*|io|debug|linalg[a-z_]*|ops)\.h$", "libraries"),
+    (r"include/tessera/scipy_special\.h$|src/api/scipy_special[a-z_]*\.(cpp|h)$", "libraries"),
     (r"src/api/linalg_[a-z_]+\.(cpp|h)$", "libraries"),
     (r"src/api/(numpy_[a-z_]+|debug|ops_[a-z_]+)\.(cpp|h)$", "libraries"),
     (r"src/io/", "libraries"),

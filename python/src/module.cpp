@@ -10,6 +10,7 @@ void bind_random_dists(py::module_& m);     // py_random_dists.cpp
 void bind_window(py::module_& m);           // py_window.cpp
 void bind_conv(py::module_& m);             // py_conv.cpp
 void bind_index_funcs(py::module_& m);      // py_index_funcs.cpp
+void bind_scipy_special(py::module_& m);    // py_scipy_special.cpp
 void bind_scipy_stats(py::module_& m);      // py_scipy_stats.cpp
 }  // namespace tessera::python
 
@@ -36,6 +37,7 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_random_dists(m);
   tessera::python::bind_nn(m);
   tessera::python::bind_nn_initializers(m);
+  tessera::python::bind_scipy_special(m);
   tessera::python::bind_transforms(m);
   tessera::python::bind_custom(m);
   tessera::python::bind_callbacks(m);
