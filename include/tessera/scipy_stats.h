@@ -210,6 +210,10 @@ namespace poisson {
 Array logpmf(const ArrayLike& k, const ArrayLike& mu, const ArrayLike& loc = 0);
 Array pmf(const ArrayLike& k, const ArrayLike& mu, const ArrayLike& loc = 0);
 Array cdf(const ArrayLike& k, const ArrayLike& mu, const ArrayLike& loc = 0);
+// The Shannon entropy -sum_k p(k) log p(k), JAX's regimes: the sum over k < ceil(mu + 20)
+// (mu < 10) or k < ceil(mu + 10 sqrt(mu) + 20) (mu < 100), else 0.5 log(2 pi e mu) - 1/(12 mu);
+// 0 at mu = 0, NaN for mu < 0. loc does not change it (it only broadcasts).
+Array entropy(const ArrayLike& mu, const ArrayLike& loc = 0);
 }  // namespace poisson
 
 namespace geom {

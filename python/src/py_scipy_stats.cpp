@@ -215,6 +215,8 @@ void bind_scipy_stats(py::module_& m) {
   def_all<3, Loc>(
       s, "poisson",
       {{{"logpmf", st::poisson::logpmf}, {"pmf", st::poisson::pmf}, {"cdf", st::poisson::cdf}}});
+  py::module_ pois = s.attr("poisson").cast<py::module_>();
+  def(pois, "entropy", st::poisson::entropy);
   def_all<2, Loc>(s, "geom", {{{"logpmf", st::geom::logpmf}, {"pmf", st::geom::pmf}}});
   def_all<2, Shape1>(s, "binom", {{{"logpmf", st::binom::logpmf}, {"pmf", st::binom::pmf}}});
   def_all<2, Shape1>(s, "nbinom", {{{"logpmf", st::nbinom::logpmf}, {"pmf", st::nbinom::pmf}}});

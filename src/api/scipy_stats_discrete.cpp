@@ -1,6 +1,8 @@
 // jax.scipy.stats's discrete distributions (tessera/scipy_stats.h): bernoulli, poisson, geom,
 // binom, nbinom, betabinom, each the composition its jax/_src/scipy/stats module uses, with
 // JAX's -inf log-mass outside the support and NaN for invalid parameters where JAX has it.
+#include <cmath>
+
 #include "api/scipy_stats_internal.h"
 #include "tessera/numpy.h"
 #include "tessera/scipy_special.h"
@@ -62,6 +64,27 @@ Array cdf(const ArrayLike& k_, const ArrayLike& mu_, const ArrayLike& loc_) {
   const Array x = k - loc;
   const Array p = sp::gammaincc(tnp::floor(1 + x), mu);
   return tnp::where(x < 0, cst(p, 0), p);
+}
+namespace {
+// sum over k < upper (per element of mu, flat) of entr(pmf(k, mu)), k < max_k.
+Array truncated_entropy(const Array& mu, int64_t max_k, const Array& upper) {
+  const Array k = tnp::expand_dims(tnp::arange(max_k, mu.dtype()), 1);
+  const Array probs = pmf(k, mu, 0);
+  const Array mask = k < tnp::expand_dims(upper, 0);
+  return tnp::sum(sp::entr(tnp::where(mask, probs, cst(probs, 0))), 0);
+}
+}  // namespace
+
+Array entropy(const ArrayLike& mu_, const ArrayLike& loc_) {
+  auto [mu, loc] = detail::promote_dtypes("poisson.entropy", mu_, loc_);
+  const Shape out = tnp::broadcast_shapes(mu.shape(), loc.shape(), "poisson.entropy");
+  const Array m = tnp::ravel(mu);
+  const Array small = truncated_entropy(m, 35, tnp::ceil(m + 20));
+  const Array medium = truncated_entropy(m, 250, tnp::ceil(m + 10 * tnp::sqrt(m) + 20));
+  const Array large = 0.5 * tnp::log(2 * detail::kPi * std::exp(1.0) * m) - 1.0 / (12 * m);
+  const Array r =
+      tnp::where(m == 0, cst(m, 0), tnp::where(m < 10, small, tnp::where(m < 100, medium, large)));
+  return tnp::broadcast_to(tnp::reshape(r, mu.shape()), out);
 }
 }  // namespace poisson
 

@@ -8,6 +8,7 @@
 // The seed is printed (TESSERA_TEST_SEED reproduces a run).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -187,6 +188,7 @@ std::vector<Case> univariate_cases() {
   c.push_back({"poisson", "logpmf", F3(poisson, logpmf), {k, mu, kIntLoc}});
   c.push_back({"poisson", "pmf", F3(poisson, pmf), {k, mu, kIntLoc}});
   c.push_back({"poisson", "cdf", F3(poisson, cdf), {{-2, 15}, mu, kIntLoc}});
+  c.push_back({"poisson", "entropy", F2(poisson, entropy), {{0.05, 150}, kIntLoc}});
   c.push_back({"geom", "logpmf", F3(geom, logpmf), {{-1, 10, true}, p, kIntLoc}});
   c.push_back({"geom", "pmf", F3(geom, pmf), {{-1, 10, true}, p, kIntLoc}});
   const Range kb{-1, 12, true}, n{1, 10, true};
@@ -247,6 +249,10 @@ TEST(ScipyStats, PromotionAndTailsAgainstSciPy) {
           [&] { return st::norm::logpdf(ki); });
     const Array xs = values({6}, fdt, {-3, 3});
     b.add("norm.cdf x f", "scipy.stats.norm.cdf", "{}", {xs}, [&] { return st::norm::cdf(xs); });
+    // poisson.entropy in each of JAX's regimes (and at their borders)
+    const Array mus = host_array({0.3, 2, 9.5, 10, 10.5, 50, 99, 100, 101, 300}, {10}, fdt);
+    b.add("poisson.entropy regimes", "scipy.stats.poisson.entropy", "{}", {mus},
+          [&] { return st::poisson::entropy(mus); });
     // far tails
     const Array tail = host_array({-30, -20, -10, 10, 20, 30}, {6}, fdt);
     b.add("norm.logcdf tails", "scipy.stats.norm.logcdf", "{}", {tail},
@@ -445,6 +451,8 @@ TEST(ScipyStats, OutOfSupportAndInvalidParameters) {
         {"poisson.logpmf k<loc", [&] { return st::poisson::logpmf(s(-1), s(2)); }, -kInf},
         {"poisson.pmf k=0 mu=0", [&] { return st::poisson::pmf(s(0), s(0)); }, 1},
         {"poisson.cdf k<loc", [&] { return st::poisson::cdf(s(-1), s(2)); }, 0},
+        {"poisson.entropy mu=0", [&] { return st::poisson::entropy(s(0)); }, 0},
+        {"poisson.entropy mu<0", [&] { return st::poisson::entropy(s(-1)); }, kNaN},
         {"pareto.logpdf below", [&] { return st::pareto::logpdf(s(0.5), s(2)); }, -kInf},
         {"pareto.cdf below", [&] { return st::pareto::cdf(s(0.5), s(2)); }, 0},
         {"pareto.logcdf below", [&] { return st::pareto::logcdf(s(0.5), s(2)); }, -kInf},
@@ -556,6 +564,21 @@ TEST(ScipyStats, Errors) {
   EXPECT_ERROR(ValueError,
                st::GaussianKDE::make(values({2, 5}, kF32, {0, 1})).integrate_box_1d(0, 1),
                "only handles 1D");
+}
+
+// poisson.entropy at large mu (SciPy 1.10's own sum loses digits there) against a direct sum
+// of -p log p in double over mu +- 20 sqrt(mu).
+TEST(ScipyStats, PoissonEntropyLargeMu) {
+  X64Scope x64;
+  for (double mu : {500.0, 1e4, 1e6}) {
+    double h = 0;
+    const double w = 20 * std::sqrt(mu);
+    for (double k = std::max(0.0, std::floor(mu - w)); k <= mu + w; ++k) {
+      const double lp = k * std::log(mu) - mu - std::lgamma(k + 1);
+      h -= std::exp(lp) * lp;
+    }
+    EXPECT_NEAR(to_doubles(st::poisson::entropy(mu))[0], h, 1e-7 * h) << "mu " << mu;
+  }
 }
 
 // mode with NaN, keepdims; sem with NaNs omitted; KDE integrals against direct sums.

@@ -56,7 +56,7 @@ UNIVARIATE = {
     "vonmises": ["logpdf", "pdf"],
     "wrapcauchy": ["logpdf", "pdf"],
     "bernoulli": ["logpmf", "pmf", "cdf", "ppf"],
-    "poisson": ["logpmf", "pmf", "cdf"],
+    "poisson": ["logpmf", "pmf", "cdf", "entropy"],
     "geom": ["logpmf", "pmf"],
     "binom": ["logpmf", "pmf"],
     "nbinom": ["logpmf", "pmf"],
@@ -75,8 +75,10 @@ def ops(base):
             if i["dtype"] == "bfloat16" or i["dtype"] == "float16":
                 raise base.Skip("16-bit floats are not compared here")
 
-    def result(dist, v, dt):
+    def result(dist, v, dt, fn=None):
         rtol, atol = tol(dist, dt)
+        if fn == "entropy":  # JAX's sums are truncated, its large-mu form asymptotic
+            rtol, atol = 2e-5, 1e-6
         return base.Result(base.round_to(v, dt), dt, rtol=rtol, atol=atol)
 
     def univariate(dist, fn):
@@ -86,7 +88,7 @@ def ops(base):
             args = np.broadcast_arrays(*[base.to_f64(x) for x in xs])
             with np.errstate(all="ignore"):
                 v = getattr(getattr(st, dist), fn)(*args)
-            return result(dist, np.asarray(v, np.float64).reshape(args[0].shape), dt)
+            return result(dist, np.asarray(v, np.float64).reshape(args[0].shape), dt, fn)
         return f
 
     def mvn(fn):

@@ -18,3 +18,9 @@ def pmf(k, mu, loc=0):
 
 def cdf(k, mu, loc=0):
     return _F.cdf(*_check("poisson.cdf", k, mu, loc))
+
+
+def entropy(mu, loc=0):
+    """The Shannon entropy (JAX's regimes: sums of the mass for mu < 100, Stirling's
+    asymptotic form above); loc does not change it."""
+    return _F.entropy(*_check("poisson.entropy", mu, loc))
