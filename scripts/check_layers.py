@@ -21,6 +21,7 @@ RULES = [
     (r"include/tessera/tessera\.h$", "umbrella"),
     (r"include/tessera/(nn|nn_initializers|random|random_dists)\.h$|"
      r"src/api/(nn_[a-z_]+|random|random_[a-z_]+)\.(cpp|h)$", "libraries"),
+    (r"include/tessera/scipy_stats\.h$|src/api/scipy_stats_[a-z_]+\.(cpp|h)$", "libraries"),
     (r"include/tessera/(numpy[a-z_]*|io|debug|linalg[a-z_]*|ops)\.h$", "libraries"),
     (r"include/tessera/scipy_special\.h$|src/api/scipy_special[a-z_]*\.(cpp|h)$", "libraries"),
     (r"src/api/linalg_[a-z_]+\.(cpp|h)$", "libraries"),

@@ -36,6 +36,7 @@
 #include "tessera/primitive.h"
 #include "tessera/random.h"
 #include "tessera/scipy_special.h"
+#include "tessera/scipy_stats.h"
 #include "tessera/shape.h"
 #include "tessera/transforms.h"
 #include "tessera/tree.h"

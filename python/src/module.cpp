@@ -11,6 +11,7 @@ void bind_window(py::module_& m);           // py_window.cpp
 void bind_conv(py::module_& m);             // py_conv.cpp
 void bind_index_funcs(py::module_& m);      // py_index_funcs.cpp
 void bind_scipy_special(py::module_& m);    // py_scipy_special.cpp
+void bind_scipy_stats(py::module_& m);      // py_scipy_stats.cpp
 }  // namespace tessera::python
 
 PYBIND11_MODULE(_tessera, m) {
@@ -49,4 +50,5 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_io(m);
   tessera::python::bind_window(m);
   tessera::python::bind_conv(m);
+  tessera::python::bind_scipy_stats(m);
 }

@@ -1,13 +1,32 @@
-"""Shared helpers of the tessera.scipy.stats modules."""
+"""Shared argument handling of the tessera.scipy.stats modules. The algorithms (and JAX's
+promote_args_inexact promotion) are C++: tessera/scipy_stats.h, bound as _tessera.scipy_stats."""
 import numpy as _np
 
-from tessera import numpy as jnp
-from tessera.scipy.special import _const as const  # noqa: F401
-from tessera.scipy.special import _promote_args_inexact as promote_args_inexact  # noqa: F401
+from tessera import _tessera
+from tessera import numpy as _jnp
 
-inf = _np.inf
-nan = _np.nan
+C = _tessera.scipy_stats
 
 
-def neg_inf_like(x):
-    return jnp.full_like(x, -inf)
+def check_args(fun_name, *args):
+    """The arguments, after the checks C++ cannot make on Python values: no complex values
+    (Tessera has no complex dtypes) and nothing that is not array-like."""
+    for a in args:
+        if _jnp.iscomplexobj(a):
+            raise TypeError(f"{fun_name}: complex inputs are not supported (Tessera has no "
+                            "complex dtypes); pass real values")
+        if isinstance(a, str) or (not hasattr(a, "dtype") and not isinstance(
+                a, (int, float, bool, list, tuple, _np.generic))):
+            raise TypeError(f"{fun_name}: expected array-like numeric arguments, got "
+                            f"{type(a).__name__}")
+    return args
+
+
+def check_nan_policy(name, nan_policy, allowed):
+    """JAX's nan_policy checks (C++ makes them too; Python raises NotImplementedError itself)."""
+    if nan_policy not in ("propagate", "omit", "raise"):
+        raise ValueError(f"{name}: nan_policy must be 'propagate', 'omit' or 'raise', got "
+                         f"{nan_policy!r}")
+    if nan_policy not in allowed:
+        raise NotImplementedError(f"Logic for `nan_policy` of {nan_policy} is not implemented "
+                                  f"in {name}; use nan_policy='propagate'")

@@ -1,19 +1,16 @@
-"""jax.scipy.stats.binom: the binomial distribution C(n, k) p^k (1 - p)^(n - k)."""
-from tessera import numpy as _jnp
-from tessera.scipy import special as _special
-from tessera.scipy.stats._util import const as _const
-from tessera.scipy.stats._util import inf as _inf
-from tessera.scipy.stats._util import promote_args_inexact as _promote
+"""jax.scipy.stats.binom: the binomial distribution C(n, k) p^k (1 - p)^(n - k).
+
+The algorithms are C++ (tessera::scipy::stats::binom, tessera/scipy_stats.h); these
+functions check their arguments and call it."""
+from tessera.scipy.stats._util import C as _C
+from tessera.scipy.stats._util import check_args as _check
+
+_F = _C.binom
 
 
 def logpmf(k, n, p, loc=0):
-    """-inf outside loc <= k <= loc + n."""
-    k, n, p, loc = _promote("binom.logpmf", k, n, p, loc)
-    y = k - loc
-    comb = _special.gammaln(n + 1) - _special.gammaln(y + 1) - _special.gammaln(n - y + 1)
-    log_probs = comb + _special.xlogy(y, p) + _special.xlog1py(n - y, -p)
-    return _jnp.where((y >= 0) & (y <= n), log_probs, _const(k, -_inf))
+    return _F.logpmf(*_check("binom.logpmf", k, n, p, loc))
 
 
 def pmf(k, n, p, loc=0):
-    return _jnp.exp(logpmf(k, n, p, loc))
+    return _F.pmf(*_check("binom.pmf", k, n, p, loc))

@@ -1,39 +1,32 @@
-"""jax.scipy.stats.chi2: the chi-squared distribution, gamma(df / 2, scale = 2)."""
-import math as _math
+"""jax.scipy.stats.chi2: the chi-squared distribution, gamma(df / 2, scale = 2).
 
-from tessera import numpy as _jnp
-from tessera.scipy import special as _special
-from tessera.scipy.stats._util import const as _const
-from tessera.scipy.stats._util import inf as _inf
-from tessera.scipy.stats._util import promote_args_inexact as _promote
+The algorithms are C++ (tessera::scipy::stats::chi2, tessera/scipy_stats.h); these
+functions check their arguments and call it."""
+from tessera.scipy.stats._util import C as _C
+from tessera.scipy.stats._util import check_args as _check
+
+_F = _C.chi2
 
 
 def logpdf(x, df, loc=0, scale=1):
-    x, df, loc, scale = _promote("chi2.logpdf", x, df, loc, scale)
-    y = (x - loc) / scale
-    k = df / 2
-    log_probs = (_special.xlogy(k - 1.0, y) - y / 2 - _special.gammaln(k) - k * _math.log(2.0)
-                 - _jnp.log(scale))
-    return _jnp.where(x < loc, _const(x, -_inf), log_probs)
+    return _F.logpdf(*_check("chi2.logpdf", x, df, loc, scale))
 
 
 def pdf(x, df, loc=0, scale=1):
-    return _jnp.exp(logpdf(x, df, loc, scale))
+    return _F.pdf(*_check("chi2.pdf", x, df, loc, scale))
 
 
 def cdf(x, df, loc=0, scale=1):
-    x, df, loc, scale = _promote("chi2.cdf", x, df, loc, scale)
-    return _special.gammainc(df / 2, _jnp.maximum((x - loc) / scale / 2, 0))
+    return _F.cdf(*_check("chi2.cdf", x, df, loc, scale))
 
 
 def logcdf(x, df, loc=0, scale=1):
-    return _jnp.log(cdf(x, df, loc, scale))
+    return _F.logcdf(*_check("chi2.logcdf", x, df, loc, scale))
 
 
 def sf(x, df, loc=0, scale=1):
-    x, df, loc, scale = _promote("chi2.sf", x, df, loc, scale)
-    return _special.gammaincc(df / 2, _jnp.maximum((x - loc) / scale / 2, 0))
+    return _F.sf(*_check("chi2.sf", x, df, loc, scale))
 
 
 def logsf(x, df, loc=0, scale=1):
-    return _jnp.log(sf(x, df, loc, scale))
+    return _F.logsf(*_check("chi2.logsf", x, df, loc, scale))

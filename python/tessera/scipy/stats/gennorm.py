@@ -1,20 +1,21 @@
 """jax.scipy.stats.gennorm: the generalized normal distribution with shape beta,
-beta / (2 Gamma(1 / beta)) exp(-|x|^beta)."""
-from tessera import numpy as _jnp
-from tessera.scipy import special as _special
-from tessera.scipy.stats._util import promote_args_inexact as _promote
+beta / (2 Gamma(1 / beta)) exp(-|x|^beta).
+
+The algorithms are C++ (tessera::scipy::stats::gennorm, tessera/scipy_stats.h); these
+functions check their arguments and call it."""
+from tessera.scipy.stats._util import C as _C
+from tessera.scipy.stats._util import check_args as _check
+
+_F = _C.gennorm
 
 
 def logpdf(x, beta):
-    x, beta = _promote("gennorm.logpdf", x, beta)
-    return _jnp.log(0.5 * beta) - _special.gammaln(1 / beta) - _jnp.abs(x) ** beta
+    return _F.logpdf(*_check("gennorm.logpdf", x, beta))
 
 
 def pdf(x, beta):
-    return _jnp.exp(logpdf(x, beta))
+    return _F.pdf(*_check("gennorm.pdf", x, beta))
 
 
 def cdf(x, beta):
-    """(1 + sign(x) P(1 / beta, |x|^beta)) / 2, P the regularized lower incomplete gamma."""
-    x, beta = _promote("gennorm.cdf", x, beta)
-    return 0.5 * (1 + _jnp.sign(x) * _special.gammainc(1 / beta, _jnp.abs(x) ** beta))
+    return _F.cdf(*_check("gennorm.cdf", x, beta))

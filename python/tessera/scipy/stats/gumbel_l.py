@@ -1,45 +1,36 @@
-"""jax.scipy.stats.gumbel_l: the left-skewed Gumbel distribution, sf exp(-exp(z)) with
-z = (x - loc) / scale."""
-from tessera import numpy as _jnp
-from tessera.scipy.stats._util import promote_args_inexact as _promote
+"""jax.scipy.stats.gumbel_l: the left-skewed Gumbel distribution, sf exp(-exp(z)) with z = (x - loc) / scale.
 
+The algorithms are C++ (tessera::scipy::stats::gumbel_l, tessera/scipy_stats.h); these
+functions check their arguments and call it."""
+from tessera.scipy.stats._util import C as _C
+from tessera.scipy.stats._util import check_args as _check
 
-def _z(name, x, loc, scale):
-    x, loc, scale = _promote(name, x, loc, scale)
-    return (x - loc) / scale, scale
+_F = _C.gumbel_l
 
 
 def logpdf(x, loc=0, scale=1):
-    z, scale = _z("gumbel_l.logpdf", x, loc, scale)
-    return z - _jnp.exp(z) - _jnp.log(scale)
+    return _F.logpdf(*_check("gumbel_l.logpdf", x, loc, scale))
 
 
 def pdf(x, loc=0, scale=1):
-    return _jnp.exp(logpdf(x, loc, scale))
+    return _F.pdf(*_check("gumbel_l.pdf", x, loc, scale))
 
 
 def logcdf(x, loc=0, scale=1):
-    """log(1 - exp(-exp(z))) through expm1."""
-    z, _ = _z("gumbel_l.logcdf", x, loc, scale)
-    return _jnp.log(-_jnp.expm1(-_jnp.exp(z)))
+    return _F.logcdf(*_check("gumbel_l.logcdf", x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
-    z, _ = _z("gumbel_l.cdf", x, loc, scale)
-    return -_jnp.expm1(-_jnp.exp(z))
+    return _F.cdf(*_check("gumbel_l.cdf", x, loc, scale))
 
 
 def logsf(x, loc=0, scale=1):
-    z, _ = _z("gumbel_l.logsf", x, loc, scale)
-    return -_jnp.exp(z)
+    return _F.logsf(*_check("gumbel_l.logsf", x, loc, scale))
 
 
 def sf(x, loc=0, scale=1):
-    return _jnp.exp(logsf(x, loc, scale))
+    return _F.sf(*_check("gumbel_l.sf", x, loc, scale))
 
 
 def ppf(p, loc=0, scale=1):
-    """loc + scale log(-log(1 - p)); NaN outside [0, 1]."""
-    p, loc, scale = _promote("gumbel_l.ppf", p, loc, scale)
-    out = loc + scale * _jnp.log(-_jnp.log1p(-p))
-    return _jnp.where((p < 0) | (p > 1), _jnp.full_like(out, _jnp.nan), out)
+    return _F.ppf(*_check("gumbel_l.ppf", p, loc, scale))

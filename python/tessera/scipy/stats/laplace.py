@@ -1,21 +1,20 @@
-"""jax.scipy.stats.laplace: the Laplace distribution exp(-|x - loc| / scale) / (2 scale)."""
-import math as _math
+"""jax.scipy.stats.laplace: the Laplace distribution exp(-|x - loc| / scale) / (2 scale).
 
-from tessera import numpy as _jnp
-from tessera.scipy.stats._util import promote_args_inexact as _promote
+The algorithms are C++ (tessera::scipy::stats::laplace, tessera/scipy_stats.h); these
+functions check their arguments and call it."""
+from tessera.scipy.stats._util import C as _C
+from tessera.scipy.stats._util import check_args as _check
+
+_F = _C.laplace
 
 
 def logpdf(x, loc=0, scale=1):
-    x, loc, scale = _promote("laplace.logpdf", x, loc, scale)
-    return -_math.log(2.0) - _jnp.log(scale) - _jnp.abs(x - loc) / scale
+    return _F.logpdf(*_check("laplace.logpdf", x, loc, scale))
 
 
 def pdf(x, loc=0, scale=1):
-    return _jnp.exp(logpdf(x, loc, scale))
+    return _F.pdf(*_check("laplace.pdf", x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
-    """exp(z) / 2 below loc, 1 - exp(-z) / 2 above (z = (x - loc) / scale)."""
-    x, loc, scale = _promote("laplace.cdf", x, loc, scale)
-    z = (x - loc) / scale
-    return _jnp.where(z < 0, 0.5 * _jnp.exp(z), 1.0 - 0.5 * _jnp.exp(-z))
+    return _F.cdf(*_check("laplace.cdf", x, loc, scale))

@@ -1,46 +1,40 @@
-"""jax.scipy.stats.logistic: the logistic distribution (cdf = expit((x - loc) / scale))."""
-from tessera import nn as _nn
-from tessera import numpy as _jnp
-from tessera.scipy import special as _special
-from tessera.scipy.stats._util import promote_args_inexact as _promote
+"""jax.scipy.stats.logistic: the logistic distribution (cdf = expit((x - loc) / scale)).
+
+The algorithms are C++ (tessera::scipy::stats::logistic, tessera/scipy_stats.h); these
+functions check their arguments and call it."""
+from tessera.scipy.stats._util import C as _C
+from tessera.scipy.stats._util import check_args as _check
+
+_F = _C.logistic
 
 
 def logpdf(x, loc=0, scale=1):
-    """-2 log(2 cosh(z / 2)) - log(scale), z = (x - loc) / scale."""
-    x, loc, scale = _promote("logistic.logpdf", x, loc, scale)
-    half = (x - loc) / scale / 2
-    return -2.0 * _jnp.logaddexp(half, -half) - _jnp.log(scale)
+    return _F.logpdf(*_check("logistic.logpdf", x, loc, scale))
 
 
 def pdf(x, loc=0, scale=1):
-    return _jnp.exp(logpdf(x, loc, scale))
+    return _F.pdf(*_check("logistic.pdf", x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
-    x, loc, scale = _promote("logistic.cdf", x, loc, scale)
-    return _special.expit((x - loc) / scale)
+    return _F.cdf(*_check("logistic.cdf", x, loc, scale))
 
 
 def logcdf(x, loc=0, scale=1):
-    x, loc, scale = _promote("logistic.logcdf", x, loc, scale)
-    return _nn.log_sigmoid((x - loc) / scale)
+    return _F.logcdf(*_check("logistic.logcdf", x, loc, scale))
 
 
 def sf(x, loc=0, scale=1):
-    x, loc, scale = _promote("logistic.sf", x, loc, scale)
-    return _special.expit((loc - x) / scale)
+    return _F.sf(*_check("logistic.sf", x, loc, scale))
 
 
 def logsf(x, loc=0, scale=1):
-    x, loc, scale = _promote("logistic.logsf", x, loc, scale)
-    return _nn.log_sigmoid((loc - x) / scale)
+    return _F.logsf(*_check("logistic.logsf", x, loc, scale))
 
 
 def ppf(x, loc=0, scale=1):
-    x, loc, scale = _promote("logistic.ppf", x, loc, scale)
-    return _special.logit(x) * scale + loc
+    return _F.ppf(*_check("logistic.ppf", x, loc, scale))
 
 
 def isf(x, loc=0, scale=1):
-    x, loc, scale = _promote("logistic.isf", x, loc, scale)
-    return loc - _special.logit(x) * scale
+    return _F.isf(*_check("logistic.isf", x, loc, scale))

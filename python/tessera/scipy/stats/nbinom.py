@@ -1,20 +1,17 @@
 """jax.scipy.stats.nbinom: the negative binomial distribution
-C(k + n - 1, k) p^n (1 - p)^k on k = loc, loc + 1, ..."""
-from tessera import numpy as _jnp
-from tessera.scipy import special as _special
-from tessera.scipy.stats._util import const as _const
-from tessera.scipy.stats._util import inf as _inf
-from tessera.scipy.stats._util import promote_args_inexact as _promote
+C(k + n - 1, k) p^n (1 - p)^k on k = loc, loc + 1, ...
+
+The algorithms are C++ (tessera::scipy::stats::nbinom, tessera/scipy_stats.h); these
+functions check their arguments and call it."""
+from tessera.scipy.stats._util import C as _C
+from tessera.scipy.stats._util import check_args as _check
+
+_F = _C.nbinom
 
 
 def logpmf(k, n, p, loc=0):
-    """-inf for k < loc."""
-    k, n, p, loc = _promote("nbinom.logpmf", k, n, p, loc)
-    y = k - loc
-    log_choose = _special.gammaln(y + n) - _special.gammaln(n) - _special.gammaln(y + 1)
-    log_probs = log_choose + _special.xlogy(n, p) + _special.xlog1py(y, -p)
-    return _jnp.where(y < 0, _const(k, -_inf), log_probs)
+    return _F.logpmf(*_check("nbinom.logpmf", k, n, p, loc))
 
 
 def pmf(k, n, p, loc=0):
-    return _jnp.exp(logpmf(k, n, p, loc))
+    return _F.pmf(*_check("nbinom.pmf", k, n, p, loc))

@@ -1,26 +1,26 @@
-"""jax.scipy.stats.poisson: the Poisson distribution mu^k e^-mu / k! on k = loc, loc + 1, ..."""
-from tessera import numpy as _jnp
-from tessera.scipy import special as _special
-from tessera.scipy.stats._util import const as _const
-from tessera.scipy.stats._util import inf as _inf
-from tessera.scipy.stats._util import promote_args_inexact as _promote
+"""jax.scipy.stats.poisson: the Poisson distribution mu^k e^-mu / k! on k = loc, loc + 1, ...
+
+The algorithms are C++ (tessera::scipy::stats::poisson, tessera/scipy_stats.h); these
+functions check their arguments and call it."""
+from tessera.scipy.stats._util import C as _C
+from tessera.scipy.stats._util import check_args as _check
+
+_F = _C.poisson
 
 
 def logpmf(k, mu, loc=0):
-    """-inf below loc and at non-integer k."""
-    k, mu, loc = _promote("poisson.logpmf", k, mu, loc)
-    x = k - loc
-    log_probs = _special.xlogy(x, mu) - _special.gammaln(x + 1) - mu
-    return _jnp.where((x < 0) | (_jnp.round(k) != k), _const(k, -_inf), log_probs)
+    return _F.logpmf(*_check("poisson.logpmf", k, mu, loc))
 
 
 def pmf(k, mu, loc=0):
-    return _jnp.exp(logpmf(k, mu, loc))
+    return _F.pmf(*_check("poisson.pmf", k, mu, loc))
 
 
 def cdf(k, mu, loc=0):
-    """gammaincc(floor(k - loc) + 1, mu); 0 below loc."""
-    k, mu, loc = _promote("poisson.cdf", k, mu, loc)
-    x = k - loc
-    p = _special.gammaincc(_jnp.floor(1 + x), mu)
-    return _jnp.where(x < 0, _jnp.zeros_like(p), p)
+    return _F.cdf(*_check("poisson.cdf", k, mu, loc))
+
+
+def entropy(mu, loc=0):
+    """The Shannon entropy (JAX's regimes: sums of the mass for mu < 100, Stirling's
+    asymptotic form above); loc does not change it."""
+    return _F.entropy(*_check("poisson.entropy", mu, loc))
