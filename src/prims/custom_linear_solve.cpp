@@ -124,7 +124,9 @@ size_t check_slot(const Jaxpr& j, size_t slot, std::span<const Aval> consts,
 std::vector<Aval> linear_solve_abstract_eval(std::span<const Aval> in, const Params& params) {
   const Lengths l = lengths_of(params);
   for (int64_t c : l)
-    if (c < 0) throw TypeError(op_message(kOp, "const_lengths must be non-negative"));
+    if (c < 0 || c > static_cast<int64_t>(in.size()))
+      throw TypeError(op_message(kOp, "const_lengths " + std::to_string(c) + " must be in [0, " +
+                                          std::to_string(in.size()) + "], the operand count"));
   const int64_t nc = total(l);
   if (nc > static_cast<int64_t>(in.size()))
     throw TypeError(op_message(kOp, "const_lengths count " + std::to_string(nc) +

@@ -17,6 +17,7 @@ PRIMS = [
     "top_k",
     "psum", "pmax", "all_gather", "conv_general_dilated", "reduce_window_sum",
     "reduce_window_max", "reduce_window", "select_and_gather_add", "select_and_scatter_add",
+    "custom_linear_solve",
 ]
 
 
