@@ -10,6 +10,7 @@ void bind_random_dists(py::module_& m);     // py_random_dists.cpp
 void bind_window(py::module_& m);           // py_window.cpp
 void bind_conv(py::module_& m);             // py_conv.cpp
 void bind_index_funcs(py::module_& m);      // py_index_funcs.cpp
+void bind_linear_solve(py::module_& m);     // py_linear_solve.cpp
 }  // namespace tessera::python
 
 PYBIND11_MODULE(_tessera, m) {
@@ -37,6 +38,7 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_nn_initializers(m);
   tessera::python::bind_transforms(m);
   tessera::python::bind_custom(m);
+  tessera::python::bind_linear_solve(m);
   tessera::python::bind_callbacks(m);
   tessera::python::bind_control_flow(m);
   tessera::python::bind_checkpoint(m);
