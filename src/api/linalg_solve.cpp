@@ -1,8 +1,8 @@
 // The solve family's lax.linalg functions (binds of the primitives of src/prims/linalg_*.cpp,
 // found by name) and the jnp.linalg / jax.scipy.linalg composites built on them. Every
 // composite is Tessera ops only, so jit, vmap and grad compose through it; solve-like functions
-// carry a custom JVP whose tangent reuses the primal's factorization (JAX's custom_linear_solve),
-// so reverse mode costs one more solve with the transposed factors.
+// reuse the primal's factorization in their derivatives (solve through custom_linear_solve, as
+// JAX's _solve), so reverse mode costs one more solve with the transposed factors.
 #include "tessera/linalg_solve.h"
 
 #include <algorithm>

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/jaxpr_parse.h"
 #include "tessera/lax_linear_solve.h"
 #include "tessera/linalg_solve.h"
 #include "tessera/tessera.h"
@@ -382,6 +383,15 @@ TEST(CustomLinearSolve, JitMatchesEager) {
   os << make_jaxpr(f)(a, b);
   EXPECT_NE(os.str().find("custom_linear_solve["), std::string::npos) << os.str();
   EXPECT_NE(os.str().find("transpose_solve_jaxpr="), std::string::npos) << os.str();
+  // The printed equation parses back to the same text (params: const_lengths and the jaxprs).
+  ClosedJaxpr cj = make_jaxpr(f)(a, b);
+  const std::string text = to_string(*cj.jaxpr);
+  EXPECT_EQ(to_string(parse_jaxpr(text)), text);
+  // Compiled, the equation is expanded into the solve jaxpr's equations (JAX's lower_fun of
+  // the impl): the plan runs triangular solves, no custom_linear_solve thunk.
+  const std::string plan = jit(f).lower(a, b).compile().as_text();
+  EXPECT_EQ(plan.find("custom_linear_solve"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("triangular_solve"), std::string::npos) << plan;
 }
 
 TEST(CustomLinearSolve, HasAux) {
