@@ -458,6 +458,59 @@ TEST(CustomLinearSolve, Errors) {
                "matvec() output pytree structure must match b");
 }
 
+// jnp.linalg.solve is JAX's _solve on custom_linear_solve: jvp, linearize, vjp and jvp of vjp
+// on a batch of systems against central differences of the Gaussian reference.
+TEST(LinalgSolveOnCustomLinearSolve, AllModes) {
+  testing::X64Scope x64;
+  const int64_t n = 3, B = 2;
+  std::vector<Array> as;
+  for (int64_t i = 0; i < B; ++i) as.push_back(random_general(n));
+  Array a = tnp::stack(as), b = random_array({B, n, 2}, DType::kFloat64);
+  Array da = random_array({B, n, n}, DType::kFloat64),
+        db = random_array({B, n, 2}, DType::kFloat64);
+  auto f = [](const Array& x, const Array& y) { return linalg::solve(x, y); };
+  // Reference: per batch member, Gaussian elimination; central differences in (da, db).
+  auto ref = [&](const std::vector<double>& av, const std::vector<double>& bv) {
+    std::vector<double> out;
+    for (int64_t i = 0; i < B; ++i) {
+      std::vector<double> ai(av.begin() + i * n * n, av.begin() + (i + 1) * n * n);
+      std::vector<double> bi(bv.begin() + i * n * 2, bv.begin() + (i + 1) * n * 2);
+      auto x = gauss(ai, bi, n, 2);
+      out.insert(out.end(), x.begin(), x.end());
+    }
+    return out;
+  };
+  const std::vector<double> av = to_doubles(a), bv = to_doubles(b), dav = to_doubles(da),
+                            dbv = to_doubles(db);
+  const double h = 1e-6;
+  std::vector<double> ap = av, am = av, bp = bv, bm = bv;
+  for (size_t i = 0; i < av.size(); ++i) ap[i] += h * dav[i], am[i] -= h * dav[i];
+  for (size_t i = 0; i < bv.size(); ++i) bp[i] += h * dbv[i], bm[i] -= h * dbv[i];
+  std::vector<double> xp = ref(ap, bp), xm = ref(am, bm), fdv(xp.size());
+  for (size_t i = 0; i < xp.size(); ++i) fdv[i] = (xp[i] - xm[i]) / (2 * h);
+  auto [x, xt] = jvp(f, std::make_tuple(a, b), std::make_tuple(da, db));
+  expect_close(x, ref(av, bv), 1e-11, "solve");
+  expect_close(xt, fdv, 1e-6, "jvp");
+  auto [x2, f_jvp] = linearize(f, a, b);
+  expect_close(f_jvp(da, db), fdv, 1e-6, "linearize");
+  // vjp: ⟨ct, J·(da, db)⟩ = ⟨vjp(ct), (da, db)⟩.
+  Array ct = random_array({B, n, 2}, DType::kFloat64);
+  auto [y, pull] = vjp(f, a, b);
+  auto [ca, cb] = pull(ct);
+  double lhs = 0, rhs = tnp::sum(ca * da).item<double>() + tnp::sum(cb * db).item<double>();
+  const std::vector<double> ctv = to_doubles(ct);
+  for (size_t i = 0; i < ctv.size(); ++i) lhs += ctv[i] * fdv[i];
+  EXPECT_NEAR(rhs, lhs, 1e-6);
+  // jvp of vjp: the cotangent of a, differentiated in direction da, against central
+  // differences of the pulled-back cotangent.
+  auto pulled_a = [&](const Array& x0) { return std::get<0>(std::get<1>(vjp(f, x0, b))(ct)); };
+  auto [pa, pat] = jvp(pulled_a, std::make_tuple(a), std::make_tuple(da));
+  std::vector<double> pp = to_doubles(pulled_a(a + 1e-5 * da)),
+                      pm = to_doubles(pulled_a(a - 1e-5 * da)), fd2(pp.size());
+  for (size_t i = 0; i < pp.size(); ++i) fd2[i] = (pp[i] - pm[i]) / 2e-5;
+  EXPECT_EQ(testing::compare(to_doubles(pat), fd2, 1e-6, 1e-6), "");
+}
+
 // ---- custom_root ----
 
 // Newton's method on a scalar function, fixed iteration count.
