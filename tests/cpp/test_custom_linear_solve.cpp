@@ -545,6 +545,19 @@ TEST(CustomRoot, ScalarNewtonAndImplicitGradient) {
     auto [g1, g2] = jvp(grad(root), std::make_tuple(a), std::make_tuple(tnp::asarray(1.0)));
     EXPECT_NEAR(g2.item<double>(), -0.25 * std::pow(av, -1.5), 1e-7);
   }
+  // vmap of the root and of its gradient against sqrt and 1/(2 sqrt).
+  Array cs = tnp::array(std::vector<double>{0.7, 1.9, 3.3}, {3});
+  std::vector<double> want, dwant;
+  for (double v : {0.7, 1.9, 3.3})
+    want.push_back(std::sqrt(v)), dwant.push_back(0.5 / std::sqrt(v));
+  auto root = [](const Array& aa) {
+    auto f = [&aa](const Array& x) { return x * x - aa; };
+    auto sv = [](const Op& ff, const Array& x0) { return newton_scalar(ff, x0); };
+    auto ts = [](const Op& g, const Array& y) { return y / g(tnp::ones_like(y)); };
+    return lax::custom_root(f, tnp::asarray(1.0), sv, ts);
+  };
+  EXPECT_EQ(testing::compare(to_doubles(vmap(root)(cs)), want, 1e-12, 1e-12), "");
+  EXPECT_EQ(testing::compare(to_doubles(vmap(grad(root))(cs)), dwant, 1e-9, 1e-9), "");
 }
 
 // f(x) = A·x + 0.1·x³ − c in plain doubles, and its root by Newton with Gaussian elimination.

@@ -263,6 +263,11 @@ def test_custom_root_scalar(rng, x64):
                                rtol=1e-7)
     _, t = tessera.jvp(sqrt, (jnp.asarray(c),), (jnp.asarray(3.0),))
     np.testing.assert_allclose(float(t), 3 * d, rtol=1e-7)
+    cs = rng.uniform(0.5, 4.0, size=(3,))
+    np.testing.assert_allclose(np.asarray(tessera.vmap(sqrt)(jnp.asarray(cs))), np.sqrt(cs),
+                               rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(tessera.vmap(tessera.grad(sqrt))(jnp.asarray(cs))),
+                               0.5 / np.sqrt(cs), rtol=1e-9)
     # has_aux: the solve also reports the residual.
     r, res = lax.custom_root(lambda x: x * x - c, jnp.asarray(1.0),
                              lambda f, x0: (newton(f, x0), jnp.abs(f(newton(f, x0)))),
