@@ -155,11 +155,16 @@ std::vector<Array> custom_linear_solve(const Fun& matvec, std::span<const Array>
       j.vecmat = smv.jaxpr;
       vm_consts = smv.consts;
     } else {
-      auto tr = flat::linear_transpose(mv, b);
-      vecmat = [tr](std::span<const Array> ct) { return tr(ct); };
-      trace::Staged svm = trace::stage(vecmat, b_avals);
+      // matvec's jaxpr transposed in b (its constants stay non-linear operands): invars
+      // [the transpose's own constants, matvec's constants, cotangents].
+      std::vector<bool> linear(smv.consts.size(), false);
+      linear.resize(smv.consts.size() + b.size(), true);
+      trace::Staged svm = trace::transpose_jaxpr(*smv.jaxpr, linear);
       j.vecmat = svm.jaxpr;
-      vm_consts = svm.consts;
+      vm_consts = trace::concat({svm.consts, smv.consts});
+      vecmat = [jv = svm.jaxpr, vm_consts](std::span<const Array> ct) {
+        return eval_jaxpr(*jv, {}, trace::concat({vm_consts, ct}));
+      };
     }
     Fun tv = [&](std::span<const Array> xs) {
       return checked(op, tsolve(vecmat, xs), "transpose_solve", "b", b_avals, aux);
