@@ -338,17 +338,16 @@ std::shared_ptr<const Jaxpr> linear_solve_expansion(const JaxprEqn& e) {
 }  // namespace
 
 Params linear_solve_params(const LinearSolveJaxprs& jaxprs, const Lengths& const_lengths) {
-  Params p{{"const_lengths", std::vector<int64_t>(const_lengths.begin(), const_lengths.end())},
-           {"matvec_jaxpr", jaxprs.matvec},
-           {"solve_jaxpr", jaxprs.solve}};
-  if (jaxprs.vecmat != nullptr) {
-    p = Params{{"const_lengths", std::vector<int64_t>(const_lengths.begin(), const_lengths.end())},
-               {"matvec_jaxpr", jaxprs.matvec},
-               {"solve_jaxpr", jaxprs.solve},
-               {"transpose_solve_jaxpr", jaxprs.transpose_solve},
-               {"vecmat_jaxpr", jaxprs.vecmat}};
-  }
-  return p;
+  std::vector<int64_t> lengths(const_lengths.begin(), const_lengths.end());
+  if (jaxprs.vecmat == nullptr)
+    return Params{{"const_lengths", std::move(lengths)},
+                  {"matvec_jaxpr", jaxprs.matvec},
+                  {"solve_jaxpr", jaxprs.solve}};
+  return Params{{"const_lengths", std::move(lengths)},
+                {"matvec_jaxpr", jaxprs.matvec},
+                {"solve_jaxpr", jaxprs.solve},
+                {"transpose_solve_jaxpr", jaxprs.transpose_solve},
+                {"vecmat_jaxpr", jaxprs.vecmat}};
 }
 
 void register_custom_linear_solve() {
