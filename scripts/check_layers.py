@@ -28,8 +28,8 @@ RULES = [
     (r"src/api/(numpy_[a-z_]+|debug|ops_[a-z_]+)\.(cpp|h)$", "libraries"),
     (r"src/io/", "libraries"),
     (r"include/tessera/(transforms[a-z_]*|jit|checkpoint|custom_derivatives[a-z_]*|"
-     r"control_flow[a-z_]*|lax_cond|lax_scan|lax_assoc_scan)\.h$", "transforms"),
-    (r"src/api/(lax_(cond|scan|assoc_scan)|loop_carry)\.cpp$", "transforms"),
+     r"control_flow[a-z_]*|lax_cond|lax_scan|lax_assoc_scan|lax_linear_solve)\.h$", "transforms"),
+    (r"src/api/(lax_(cond|scan|assoc_scan|linear_solve)|loop_carry)\.cpp$", "transforms"),
     (r"src/transforms/", "transforms"),
     (r"src/prims/", "prims"),
     (r"include/tessera/lax\.h$", "lax"),

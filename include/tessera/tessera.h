@@ -19,6 +19,7 @@
 #include "tessera/lax_assoc_scan.h"
 #include "tessera/lax_conv.h"
 #include "tessera/lax_gather.h"
+#include "tessera/lax_linear_solve.h"
 #include "tessera/lax_padding.h"
 #include "tessera/lax_sort.h"
 #include "tessera/lax_window.h"

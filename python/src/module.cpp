@@ -12,6 +12,7 @@ void bind_conv(py::module_& m);             // py_conv.cpp
 void bind_index_funcs(py::module_& m);      // py_index_funcs.cpp
 void bind_scipy_special(py::module_& m);    // py_scipy_special.cpp
 void bind_scipy_stats(py::module_& m);      // py_scipy_stats.cpp
+void bind_linear_solve(py::module_& m);     // py_linear_solve.cpp
 }  // namespace tessera::python
 
 PYBIND11_MODULE(_tessera, m) {
@@ -40,6 +41,7 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_scipy_special(m);
   tessera::python::bind_transforms(m);
   tessera::python::bind_custom(m);
+  tessera::python::bind_linear_solve(m);
   tessera::python::bind_callbacks(m);
   tessera::python::bind_control_flow(m);
   tessera::python::bind_checkpoint(m);

@@ -1,8 +1,8 @@
 // The solve family's lax.linalg functions (binds of the primitives of src/prims/linalg_*.cpp,
 // found by name) and the jnp.linalg / jax.scipy.linalg composites built on them. Every
 // composite is Tessera ops only, so jit, vmap and grad compose through it; solve-like functions
-// carry a custom JVP whose tangent reuses the primal's factorization (JAX's custom_linear_solve),
-// so reverse mode costs one more solve with the transposed factors.
+// reuse the primal's factorization in their derivatives (solve through custom_linear_solve, as
+// JAX's _solve), so reverse mode costs one more solve with the transposed factors.
 #include "tessera/linalg_solve.h"
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include "tessera/lax.h"
 #include "tessera/lax_assoc_scan.h"
 #include "tessera/lax_gather.h"
+#include "tessera/lax_linear_solve.h"
 #include "tessera/lax_sort.h"
 #include "tessera/numpy.h"
 #include "tessera/numpy_indexing.h"
@@ -122,22 +123,18 @@ void check_solve_shapes(const char* op, const Array& a, const Array& b) {
                                     shape_str(a.shape()) + " and b=" + shape_str(b.shape())));
 }
 
-// A solve with a factorization reused by the tangent: factor(a) -> factors; apply(factors, b)
-// solves a·x = b for b [..., m, k] (a's batch dims). JVP: ẋ = apply(factors, ḃ - ȧ·x), linear in
-// the tangents with the factors fixed, so its transpose is one solve with the transposed factors.
+// JAX's _solve: a custom_linear_solve whose matvec is a·x, solved through the LU factors of
+// stop_gradient(a) and, for reverse mode, the transposed factors (b [..., m, k], a's batch
+// dims). The tangent ẋ = solve(ḃ − ȧ·x) reuses the factorization; jvp, vjp, linearize and their
+// compositions go through the primitive's rules.
 Array solve_lu_custom(const Array& a, const Array& b) {
-  static const auto f = custom_jvp([](const Array& aa, const Array& bb) {
-                          auto [lu, piv, perm] = lax::linalg::lu(aa);
-                          return lu_solve_core(lu, perm, bb, 0);
-                        }).defjvp([](const auto& primals, const auto& tangents) {
-    const Array& aa = std::get<0>(primals);
-    const Array& bb = std::get<1>(primals);
-    auto [lu, piv, perm] = lax::linalg::lu(lax::stop_gradient(aa));
-    Array x = lu_solve_core(lu, perm, bb, 0);
-    Array rhs = lax::sub(std::get<1>(tangents), tnp::matmul(std::get<0>(tangents), x));
-    return std::make_pair(x, lu_solve_core(lu, perm, rhs, 0));
-  });
-  return f(a, b);
+  const auto f = lax::linalg::lu(lax::stop_gradient(a));
+  const Array& lu = std::get<0>(f);
+  const Array& perm = std::get<2>(f);
+  return lax::custom_linear_solve(
+      [&a](const Array& x) { return tnp::matmul(a, x); }, b,
+      [&](const auto&, const Array& r) { return lu_solve_core(lu, perm, r, 0); },
+      [&](const auto&, const Array& r) { return lu_solve_core(lu, perm, r, 1); });
 }
 
 Array solve_cho_custom(const Array& a, const Array& b, bool lower) {

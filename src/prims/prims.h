@@ -74,6 +74,8 @@ extern Primitive stop_gradient;
 void register_ad_prims();
 // custom_derivatives.cpp: custom_jvp_call, custom_vjp_call (custom_derivatives.h).
 void register_custom_derivatives();
+// custom_linear_solve.cpp: custom_linear_solve (custom_linear_solve.h).
+void register_custom_linear_solve();
 void register_arithmetic();
 void register_arithmetic_unary();
 void register_transcendental();

@@ -50,6 +50,7 @@ void register_all() {
     prims::register_ad_prims();
     trace::register_custom_lin();
     prims::register_custom_derivatives();
+    prims::register_custom_linear_solve();
     prims::register_scan();
     prims::register_cond();
     prims::register_while();

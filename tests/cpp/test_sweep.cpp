@@ -397,6 +397,8 @@ const std::map<std::string, std::string>& exempt() {
        "staged only by linearize for VJP overrides; no forward rule (tested with custom_vjp)"},
       {"scan", "sub-jaxpr primitive: tested in test_scan.cpp"},
       {"cond", "sub-jaxpr primitive: tested in test_cond.cpp"},
+      {"custom_linear_solve",
+       "sub-jaxpr primitive: tested in test_custom_linear_solve.cpp and test_linalg_solve.cpp"},
       {"while", "sub-jaxpr primitive: tested in test_while.cpp"},
       {"checkpoint", "sub-jaxpr primitive: tested in test_checkpoint.cpp"},
       {"jit", "sub-jaxpr primitive: tested in test_jit.cpp (and every row runs under it)"},

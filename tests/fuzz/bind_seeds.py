@@ -18,6 +18,7 @@ PRIMS = [
     "psum", "pmax", "all_gather", "conv_general_dilated", "reduce_window_sum",
     "reduce_window_max", "reduce_window", "select_and_gather_add", "select_and_scatter_add",
     "qr", "geqrf", "geqp3", "householder_product",
+    "custom_linear_solve",
 ]
 
 

@@ -318,17 +318,21 @@ def test_custom_linear_solve(rng, x64):
             np.testing.assert_allclose(np.asarray(via_custom(jnp.asarray(a), jnp.asarray(b),
                                                              sym, tr)),
                                        np.linalg.solve(xs, b), rtol=1e-10)
+            # Forward mode works with or without transpose_solve (JAX's JVP rule).
+            t = rng.uniform(-1, 1, size=(3, 3))
+            _, jt = tessera.jvp(f, (jnp.asarray(a),), (jnp.asarray(t),))
+            np.testing.assert_allclose(float(jt), float(np.sum(fd_grad(f, a) * t)),
+                                       rtol=1e-5, atol=1e-6)
+            if not (sym or tr):  # reverse mode needs transpose_solve, as in JAX
+                with pytest.raises(TypeError, match="transpose_solve required for backwards "
+                                                    "mode automatic differentiation"):
+                    tessera.grad(f)(jnp.asarray(a))
+                continue
             np.testing.assert_allclose(np.asarray(tessera.grad(f)(jnp.asarray(a))),
                                        fd_grad(f, a), rtol=1e-5, atol=1e-6)
             np.testing.assert_allclose(np.asarray(tessera.grad(fb)(jnp.asarray(b))),
                                        fd_grad(fb, b), rtol=1e-5, atol=1e-6)
-            if sym or tr:  # reverse mode through transpose_solve: a custom_vjp
-                with pytest.raises(TypeError, match="forward-mode"):
-                    tessera.jvp(f, (jnp.asarray(a),), (jnp.asarray(a),))
-                continue
             # Forward mode agrees with reverse mode.
-            t = rng.uniform(-1, 1, size=(3, 3))
-            _, jt = tessera.jvp(f, (jnp.asarray(a),), (jnp.asarray(t),))
             np.testing.assert_allclose(float(jt),
                                        float(jnp.sum(tessera.grad(f)(jnp.asarray(a)) * t)),
                                        rtol=1e-8)

@@ -1,144 +1,107 @@
-"""jax.lax.custom_linear_solve and jax.lax.custom_root.
+"""jax.lax.custom_linear_solve and jax.lax.custom_root: thin wrappers over the C++ core
+(tessera/lax_linear_solve.h, the custom_linear_solve primitive of
+src/prims/custom_linear_solve.cpp).
 
 custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False)
-returns x = solve(matvec, b) and differentiates it implicitly, as JAX does; solve is never
-differentiated (the values it closes over, a factorization say, carry no derivative).
-- Without transpose_solve (and not symmetric): a custom JVP, ẋ = solve(matvec, ḃ - ṁatvec(x))
-  (ṁatvec: matvec's derivative in the values it closes over, at fixed x). Forward mode works
-  for any solve; reverse mode transposes solve's own operations, so it works when solve is made
-  of linear primitives (triangular solves, products, gathers), not for iterative loops (JAX
-  raises there instead).
-- With transpose_solve (or symmetric=True, transpose_solve = solve): a custom VJP whose
-  cotangent is transpose_solve(vecmat, ḡ) — one solve with the transposed operator, as JAX's
-  transpose rule — and -(∂matvec/∂θ)ᵀ of it at x for matvec's values. Tessera cannot transpose
-  a custom VJP applied to a tangent, so forward mode raises here (JAX supports it): a known
-  difference.
+returns x = solve(matvec, b) and differentiates it implicitly, as JAX does: one primitive
+carries matvec, its transpose vecmat, solve and transpose_solve as jaxprs; its JVP is
+ẋ = solve(ḃ − ṁatvec(x)) and its transpose solves the transposed system with
+transpose_solve(vecmat, ·), so jvp, grad, vjp, linearize and their compositions (jvp of grad)
+all work. solve is never differentiated (it may be an iterative loop). Reverse mode needs
+transpose_solve (or symmetric=True, where it defaults to solve) and raises JAX's TypeError
+otherwise.
 
 custom_root(f, initial_guess, solve, tangent_solve, has_aux=False) finds f(x) = 0 with `solve`
 and differentiates by the implicit function theorem (tangent_solve(g, y) solves the linearized
 equation g(x) = y).
+
+The functions here only map pytrees to the flat lists the core takes and raise JAX's structure
+errors; the staging, the shape checks and every rule are C++.
 """
-from tessera import tree_util
-from tessera._src import api as _api
-from tessera._src.custom_derivatives import closure_convert, custom_jvp, custom_vjp
+from tessera import _tessera, tree_util
 
 
-def _leaves(x):
-    return tree_util.tree_leaves(x)
+def _structured(fn_name, expected_name, expected_tree, has_aux, aux_box):
+    """Flattens a user function's result, checking its structure against expected_tree
+    (JAX's _check_tree): with has_aux the result is (value, aux) and aux's leaves follow."""
+    def flatten(out):
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise ValueError(
+                    f"{fn_name}() produced a pytree with structure "
+                    f"{tree_util.tree_structure(out)}, but a pytree tuple with auxiliary "
+                    f"output was expected because has_aux was set to True.")
+            out, aux = out
+        leaves, tree = tree_util.tree_flatten(out)
+        if tree != expected_tree:
+            raise TypeError(f"{fn_name}() output pytree structure must match {expected_name}, "
+                            f"got {tree} and {expected_tree}.")
+        if has_aux:
+            aux_leaves, aux_box[0] = tree_util.tree_flatten(aux)
+            leaves = leaves + aux_leaves
+        return leaves
+    return flatten
 
 
-def _sub(a, b):
-    return tree_util.tree_map(lambda u, v: u - v, a, b)
+def _typed_op(op, tree):
+    """The core's operator over flat lists as a function of pytrees of b's structure."""
+    def apply(x):
+        return tree_util.tree_unflatten(tree, op(tree_util.tree_leaves(x)))
+    return apply
 
 
-def _stop(x):
-    from tessera import lax
-    return tree_util.tree_map(lax.stop_gradient, x)
+def _split(out, n, tree, has_aux, aux_box):
+    x = tree_util.tree_unflatten(tree, out[:n])
+    if has_aux:
+        return x, tree_util.tree_unflatten(aux_box[0], out[n:])
+    return x
 
 
 def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False):
     """x = solve(matvec, b) with implicit derivatives (see the module docstring). b is any
     pytree of arrays; matvec maps such a pytree to one of the same structure."""
-    if has_aux:
-        _, aux = solve(matvec, b)
-        aux = _stop(aux)
+    b_flat, tree = tree_util.tree_flatten(b)
+    aux_box = [None]
+    unflat = lambda xs: tree_util.tree_unflatten(tree, list(xs))  # noqa: E731
+    mv_out = _structured("matvec", "b", tree, False, aux_box)
+    s_out = _structured("solve", "b", tree, has_aux, aux_box)
+    ts_out = _structured("transpose_solve", "b", tree, has_aux, aux_box)
 
-    def solve_only(mv, bb):
-        out = solve(mv, bb)
-        return out[0] if has_aux else out
+    def flat_matvec(xs):
+        return mv_out(matvec(unflat(xs)))
 
-    if symmetric and transpose_solve is None:
-        transpose_solve = solve
-    mv, mv_consts = closure_convert(matvec, b)
-    sv, sv_consts = closure_convert(lambda bb: solve_only(matvec, bb), b)
-    sv_consts = _stop(sv_consts)
+    def flat_solve(op, xs):
+        return s_out(solve(_typed_op(op, tree), unflat(xs)))
 
-    if transpose_solve is None:
-        # Forward mode (and reverse mode by transposing solve's own operations, which works
-        # for solves built of linear primitives such as triangular solves and products).
-        @custom_jvp
-        def f(bb, mvc):
-            return sv(bb, *sv_consts)
+    flat_tsolve = None
+    if transpose_solve is not None:
+        def flat_tsolve(op, xs):
+            return ts_out(transpose_solve(_typed_op(op, tree), unflat(xs)))
 
-        @f.defjvp
-        def f_jvp(primals, tangents):
-            bb, mvc = primals
-            db, dmvc = tangents
-            x = sv(bb, *sv_consts)
-            rhs = db
-            if mvc:
-                _, mv_dot = _api.jvp(lambda *c: mv(x, *c), tuple(mvc), tuple(dmvc))
-                rhs = _sub(db, mv_dot)
-            return x, sv(rhs, *sv_consts)
-
-        x = f(b, list(mv_consts))
-        return (x, aux) if has_aux else x
-
-    # Reverse mode through transpose_solve (JAX's transpose rule): the cotangent of b is
-    # transpose_solve(vecmat, ct), that of matvec's values -(∂matvec/∂θ)ᵀ applied to it at x.
-    def t_solve_only(bb):
-        if symmetric:
-            vecmat = matvec
-        else:
-            tr = _api.linear_transpose(matvec, b)
-
-            def vecmat(y):
-                return tr(y)[0]
-        out = transpose_solve(vecmat, bb)
-        return out[0] if has_aux else out
-
-    tsv, tsv_consts = closure_convert(t_solve_only, b)
-    tsv_consts = _stop(tsv_consts)
-
-    @custom_vjp
-    def g(bb, mvc):
-        return sv(bb, *sv_consts)
-
-    def g_fwd(bb, mvc):
-        x = sv(bb, *sv_consts)
-        return x, (x, mvc)
-
-    def g_bwd(res, ct):
-        x, mvc = res
-        ct_b = tsv(ct, *tsv_consts)
-        if not mvc:
-            return (ct_b, [])
-        _, pull = _api.vjp(lambda *c: mv(x, *c), *mvc)
-        ct_c = pull(ct_b)
-        return (ct_b, [tree_util.tree_map(lambda v: -v, c) for c in ct_c])
-
-    g.defvjp(g_fwd, g_bwd)
-    x = g(b, list(mv_consts))
-    return (x, aux) if has_aux else x
+    out = _tessera.custom_linear_solve_flat(flat_matvec, b_flat, flat_solve, flat_tsolve,
+                                            bool(symmetric), bool(has_aux))
+    return _split(out, len(b_flat), tree, has_aux, aux_box)
 
 
 def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     """x with f(x) = 0, found by solve(f, initial_guess); derivatives in the values f closes
     over by the implicit function theorem: ẋ = -tangent_solve(∂f/∂x, ∂f/∂θ·θ̇)."""
-    if has_aux:
-        _, aux = solve(f, initial_guess)
-        aux = _stop(aux)
-    fc, f_consts = closure_convert(f, initial_guess)
-    root = solve(f, initial_guess)
-    root = root[0] if has_aux else root
+    g_flat, tree = tree_util.tree_flatten(initial_guess)
+    aux_box = [None]
+    unflat = lambda xs: tree_util.tree_unflatten(tree, list(xs))  # noqa: E731
+    f_out = _structured("f", "initial_guess", tree, False, aux_box)
+    s_out = _structured("solve", "initial_guess", tree, has_aux, aux_box)
+    ts_out = _structured("tangent_solve", "x", tree, False, aux_box)
 
-    @custom_jvp
-    def g(consts, guess_root):
-        return guess_root
+    def flat_f(xs):
+        return f_out(f(unflat(xs)))
 
-    @g.defjvp
-    def g_jvp(primals, tangents):
-        consts, r = primals
-        dconsts, _ = tangents
-        if not consts:
-            return r, tree_util.tree_map(lambda v: v * 0, r)
-        _, f_dot = _api.jvp(lambda *c: fc(r, *c), tuple(consts), tuple(dconsts))
+    def flat_solve(op, xs):
+        return s_out(solve(_typed_op(op, tree), unflat(xs)))
 
-        def lin_f(y):
-            return _api.jvp(lambda z: fc(z, *consts), (r,), (y,))[1]
+    def flat_tangent_solve(op, ys):
+        return ts_out(tangent_solve(_typed_op(op, tree), unflat(ys)))
 
-        sol = tangent_solve(lin_f, f_dot)
-        return r, tree_util.tree_map(lambda v: -v, sol)
-
-    x = g(list(f_consts), _stop(root))
-    return (x, aux) if has_aux else x
+    out = _tessera.custom_root_flat(flat_f, g_flat, flat_solve, flat_tangent_solve,
+                                    bool(has_aux))
+    return _split(out, len(g_flat), tree, has_aux, aux_box)
