@@ -86,6 +86,8 @@ def ops(base):
             check_float_inputs(ins)
             xs, dt, _ = base.promote_inputs(ins, x64, inexact=True)
             args = np.broadcast_arrays(*[base.to_f64(x) for x in xs])
+            if args[0].size == 0:  # some SciPy methods (poisson.entropy's vectorize) refuse
+                return result(dist, np.zeros(args[0].shape), dt, fn)
             with np.errstate(all="ignore"):
                 v = getattr(getattr(st, dist), fn)(*args)
             return result(dist, np.asarray(v, np.float64).reshape(args[0].shape), dt, fn)

@@ -27,22 +27,14 @@ def lpmn(m, n, z):
     return _C.lpmn(m, n, _jnp.asarray(z))
 
 
-def _not_implemented(call):
-    # C++ raises tessera::NotImplementedError; the extension reports it as RuntimeError.
-    try:
-        return call()
-    except RuntimeError as e:
-        raise NotImplementedError(str(e)) from None
-
-
 def sph_harm(m, n, theta, phi, n_max=None):
     """Needs complex64/complex128 results, which Tessera does not have: NotImplementedError."""
-    return _not_implemented(lambda: _C.sph_harm(m, n, theta, phi, n_max))
+    return _C.sph_harm(m, n, theta, phi, n_max)
 
 
 def sph_harm_y(n, m, theta, phi, diff_n=0, n_max=None):
     """Needs complex64/complex128 results, which Tessera does not have: NotImplementedError."""
-    return _not_implemented(lambda: _C.sph_harm_y(n, m, theta, phi, diff_n, n_max))
+    return _C.sph_harm_y(n, m, theta, phi, diff_n, n_max)
 
 
 def fresnel(x):
