@@ -212,6 +212,8 @@ inline void for_each_run(const CopyPlan& w, int64_t in0, int64_t out0, F&& f) {
 // and the first bytes of each window are prefetched then (a ring of located points per task).
 constexpr int64_t kAhead = 16;
 constexpr int64_t kPrefetchBytes = 1024;  // per window: the hardware prefetcher does the rest
+// Gathers of single elements whose output is at most this many bytes skip the prefetch ring.
+constexpr int64_t kCachedBytes = int64_t{1} << 20;
 // A scatter's read-modify-writes wait on their destination rows: more of them in flight.
 constexpr int64_t kScatterAhead = 32;
 
@@ -259,6 +261,20 @@ void gather_typed(const U* src, const void* idx_data, DType idx_dt, const Locato
           const int64_t i = as_i64(idx[g]);
           const bool in = i >= 0 && i <= lim;
           dst[g * bst] = in || clamp ? src[std::clamp<int64_t>(i, 0, lim) * st] : fill;
+        }
+      });
+      return;
+    }
+    if (wn == 1 && npoints * static_cast<int64_t>(sizeof(U)) <= kCachedBytes) {
+      // One element per point from an operand small enough to sit in cache (a row permutation
+      // of a batch of small matrices): a plain loop; prefetching would only add work.
+      runtime::parallel_for(npoints, runtime::kElementwiseGrain, [&](int64_t g0, int64_t g1) {
+        Locator::Cursor cur;
+        loc.seek(cur, g0);
+        for (int64_t g = g0; g < g1; ++g, loc.step(cur)) {
+          int64_t off = 0, other = 0;
+          const bool ok = loc.locate(cur, idx, g, &off, &other);
+          dst[other] = ok ? src[off] : fill;
         }
       });
       return;
