@@ -295,7 +295,10 @@ def test_promotion():
 
 def test_promotion_x64(x64):
     assert jsp.gammaln(np.arange(1, 4)).dtype == np.float64
-    assert jsp.digamma(np.int32(3)).dtype == np.float64
+    # JAX's to_inexact_dtype: int32 -> float32 even under x64, int64 -> float64
+    assert jsp.digamma(np.int32(3)).dtype == np.float32
+    assert jsp.digamma(np.int64(3)).dtype == np.float64
+    assert jsp.gammaln(3).dtype == np.float64  # a Python int is int64 under x64
     assert jsp.expit(np.float32(1)).dtype == np.float32
     assert jsp.ndtri(0.3).dtype == np.float64
 

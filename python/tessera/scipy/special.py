@@ -46,7 +46,10 @@ def _promote_args_inexact(fun_name, *args):
                             f"{type(a).__name__}")
     dtype = _jnp.result_type(*args)
     if not _is_float(dtype):
-        dtype = _jnp.result_type(dtype, 1.0)
+        # JAX's dtypes.to_inexact_dtype: 64-bit integers become float64 (canonicalized), every
+        # narrower integer and bool float32 — also under x64 (int32 -> float32)
+        wide = _np.dtype(dtype).itemsize == 8 and _np.dtype(dtype).kind in "iu"
+        dtype = _jnp.result_type(_np.float64 if wide else _np.float32)
     return tuple(a.astype(dtype) if isinstance(a, _jnp.ndarray) and a.dtype != dtype
                  else _jnp.asarray(a, dtype) if not isinstance(a, _jnp.ndarray) else a
                  for a in args)
