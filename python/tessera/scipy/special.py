@@ -33,9 +33,9 @@ def _is_float(dtype):
     return getattr(dtype, "kind", "") == "f" or getattr(dtype, "name", "") == "bfloat16"
 
 
-def _promote_args_inexact(fun_name, *args):
-    """JAX's promote_args_inexact: the arguments as Arrays of one inexact dtype (their jnp
-    result type, or the default float when that is integer or bool)."""
+def _check_real_args(fun_name, *args):
+    """The checks C++ cannot make on Python values (also tessera.scipy.stats's): no complex
+    values (Tessera has no complex dtypes) and nothing that is not array-like."""
     for a in args:
         if _jnp.iscomplexobj(a):
             raise TypeError(f"{fun_name}: complex inputs are not supported (Tessera has no "
@@ -44,6 +44,13 @@ def _promote_args_inexact(fun_name, *args):
                 a, (int, float, bool, list, tuple, _np.generic))):
             raise TypeError(f"{fun_name}: expected array-like numeric arguments, got "
                             f"{type(a).__name__}")
+    return args
+
+
+def _promote_args_inexact(fun_name, *args):
+    """JAX's promote_args_inexact: the arguments as Arrays of one inexact dtype (their jnp
+    result type, or the float dtype JAX's to_inexact_dtype gives an integer or bool one)."""
+    _check_real_args(fun_name, *args)
     dtype = _jnp.result_type(*args)
     if not _is_float(dtype):
         # JAX's dtypes.to_inexact_dtype: 64-bit integers become float64 (canonicalized), every

@@ -1,6 +1,5 @@
 """Shared argument handling of the tessera.scipy.stats modules. The algorithms (and JAX's
 promote_args_inexact promotion) are C++: tessera/scipy_stats.h, bound as _tessera.scipy_stats."""
-import numpy as _np
 
 from tessera import _tessera
 from tessera import numpy as _jnp
@@ -9,17 +8,9 @@ C = _tessera.scipy_stats
 
 
 def check_args(fun_name, *args):
-    """The arguments, after the checks C++ cannot make on Python values: no complex values
-    (Tessera has no complex dtypes) and nothing that is not array-like."""
-    for a in args:
-        if _jnp.iscomplexobj(a):
-            raise TypeError(f"{fun_name}: complex inputs are not supported (Tessera has no "
-                            "complex dtypes); pass real values")
-        if isinstance(a, str) or (not hasattr(a, "dtype") and not isinstance(
-                a, (int, float, bool, list, tuple, _np.generic))):
-            raise TypeError(f"{fun_name}: expected array-like numeric arguments, got "
-                            f"{type(a).__name__}")
-    return args
+    """The arguments, after the checks C++ cannot make on Python values (special.py's)."""
+    from tessera.scipy.special import _check_real_args
+    return _check_real_args(fun_name, *args)
 
 
 def check_nan_policy(name, nan_policy, allowed):
