@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "tessera/lax.h"
@@ -45,7 +46,7 @@ std::vector<double> each(const std::vector<double>& r) {
 
 VmapOptions named(const char* name) {
   VmapOptions o;
-  o.axis_name = name;
+  o.axis_name = std::string(name);  // (assigning the char* trips GCC 12's -Wrestrict)
   return o;
 }
 
