@@ -150,3 +150,20 @@ def test_integer_division_by_zero_is_jaxs(rng):
     np.testing.assert_array_equal(np.asarray(jnp.asarray(x) // y), x // y)
     np.testing.assert_array_equal(np.asarray(jnp.asarray(x) % y), x % y)
     np.testing.assert_array_equal(np.asarray(jnp.fmod(x, y)), np.fmod(x, y))
+
+
+def test_platform_dependent_and_shards(rng):
+    x = jnp.asarray(rng.standard_normal(3).astype(np.float32))
+    got = jax.lax.platform_dependent(x, cpu=lambda v: v * 2, default=lambda v: v)
+    np.testing.assert_array_equal(np.asarray(got), 2 * np.asarray(x))
+    got = jax.jit(lambda v: jax.lax.platform_dependent(v, tpu=lambda u: u, default=jnp.sin))(x)
+    np.testing.assert_allclose(np.asarray(got), np.sin(np.asarray(x)), rtol=1e-6)
+    with pytest.raises(ValueError, match="Unsupported platform"):
+        jax.lax.platform_dependent(x, gameboy=lambda v: v)
+    with pytest.raises(NotImplementedError, match="no branch"):
+        jax.lax.platform_dependent(x, cuda=lambda v: v)
+    shards = x.addressable_shards
+    assert len(shards) == 1 and shards[0].device == x.device and shards[0].replica_id == 0
+    assert shards[0].index == (slice(None),)
+    np.testing.assert_array_equal(np.asarray(shards[0].data), np.asarray(x))
+    assert len(x.global_shards) == 1

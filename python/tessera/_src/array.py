@@ -203,6 +203,24 @@ def _addressable_data(self, index):
     return self
 
 
+class Shard:
+    """One shard of an Array (jax.Shard): its device, its index into the global array (slices),
+    its replica id and its data. A Tessera array is one shard covering all of it."""
+
+    def __init__(self, device, index, replica_id, data):
+        self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
+
+    def __repr__(self):
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data={self.data})")
+
+
+def _shards(self):
+    return [Shard(self.device, tuple(slice(None) for _ in self.shape), 0, self)]
+
+
+Array.addressable_shards = property(_shards)
+Array.global_shards = property(_shards)
 Array.itemsize = property(lambda self: self.dtype.itemsize)
 Array.real = property(lambda self: _jnp().real(self))
 Array.imag = property(lambda self: _jnp().imag(self))

@@ -341,7 +341,8 @@ from tessera.lax import linalg  # noqa: E402,F401
 from tessera.lax._conv import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, conv_general_dilated_patches, conv_transpose, conv_with_general_padding)  # noqa: E402,F401,E501
 from tessera.lax._custom_linear_solve import custom_linear_solve, custom_root  # noqa: E402,F401
 from tessera.lax._more import (  # noqa: E402,F401
-    approx_max_k, approx_min_k, broadcast_shapes, broadcast_to_rank, conj, split)
+    approx_max_k, approx_min_k, broadcast_shapes, broadcast_to_rank, conj, platform_dependent,
+    split)
 from tessera.lax._parallel import (  # noqa: E402,F401
     all_gather, axis_index, axis_size, pmax, pmean, pmin, ppermute, pshuffle, psum,
     psum_scatter, reduce_scatter)

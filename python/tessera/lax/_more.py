@@ -87,3 +87,20 @@ def broadcast_shapes(*shapes):
     except ValueError:
         raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(map(tuple, shapes))}"
                          ) from None
+
+
+_PLATFORMS = ("cpu", "cuda", "rocm", "tpu", "gpu")
+
+
+def platform_dependent(*args, default=None, **per_platform):
+    """jax.lax.platform_dependent: the branch for the platform the computation runs on, applied to
+    args (Tessera's computations run on the CPU: the `cpu` branch, else `default`)."""
+    for p in per_platform:
+        if p not in _PLATFORMS:
+            raise ValueError(f"Unsupported platform {p!r} in lax.platform_dependent; expected "
+                             f"one of {_PLATFORMS}")
+    branch = per_platform.get("cpu", default)
+    if branch is None:
+        raise NotImplementedError("lax.platform_dependent: no branch for the platform 'cpu' and "
+                                  "no default")
+    return branch(*args)
