@@ -99,7 +99,7 @@ void lu_lanes(T* s, int64_t m, int64_t n, int32_t* piv) {
       const auto pl = static_cast<int64_t>(p[l]);
       piv[j * W + l] = static_cast<int32_t>(pl);
       if (pl != j)
-        for (int64_t c = 0; c < n; ++c) std::swap((*at(j, c))[l], (*at(pl, c))[l]);
+        for (int64_t c = 0; c < n; ++c) std::swap(s[(j * n + c) * W + l], s[(pl * n + c) * W + l]);
     }
     // As getf2: multiply by the pivot's reciprocal unless that would overflow. A zero pivot (its
     // column below is then all zero) scales nothing; the trailing update still runs, with a zero
