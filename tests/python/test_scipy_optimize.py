@@ -117,8 +117,13 @@ def test_line_search_vs_scipy(x64, rng):
         if ref[0] is None:
             continue
         assert not bool(got.failed)
-        np.testing.assert_allclose(float(got.a_k), ref[0], rtol=1e-6)
-        np.testing.assert_allclose(float(got.f_k), ref[3], rtol=1e-8)
+        # SciPy tries MINPACK's dcsrch first and JAX's zoom is another search: both return a
+        # step satisfying the strong Wolfe conditions, often the same one (the first trial step
+        # when it already satisfies them), but not always. The value must be f at that step.
+        if abs(float(got.a_k) - ref[0]) <= 1e-6 * abs(ref[0]):
+            np.testing.assert_allclose(float(got.f_k), ref[3], rtol=1e-8)
+        np.testing.assert_allclose(float(got.f_k), sopt.rosen(x + float(got.a_k) * p),
+                                   rtol=1e-10)
         # the strong Wolfe conditions hold at the returned step
         f0, g0 = sopt.rosen(x), sopt.rosen_der(x)
         a = float(got.a_k)
