@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/cpu/llvm_codegen.h"
 #include "compiler/cpu/llvm_jit.h"
 #include "compiler/kernel_ir.h"
 #include "compiler/math_expand.h"
@@ -720,6 +721,70 @@ TEST(LlvmCodegen, ReductionKernelIsCheckedAndPrinted) {
   EXPECT_FALSE(compiler::kir::Reducer::supported(Op::kMax, DType::kBool));
   EXPECT_FALSE(compiler::kir::Reducer::supported(Op::kAnd, DType::kFloat32));
   EXPECT_FALSE(compiler::kir::Reducer::supported(Op::kSub, DType::kInt32));
+}
+
+// Long bodies interleave 4 vectors of points (map_interleave); the bits stay the evaluator's at
+// every length, the vector remainders included.
+TEST(LlvmCodegen, LongBodiesInterleaveAndKeepTheirBits) {
+  std::mt19937_64& g = testing::rng();
+  const std::vector<DType> in{DType::kFloat32, DType::kFloat32};
+  auto heavy_body = [&] {
+    scalar::Builder bl(in);
+    scalar::Value x = bl.input(0), y = bl.input(1);
+    scalar::Value v = bl.mul(bl.unary(Op::kTanh, bl.fma(x, bl.like(1.5, x), y)), x);
+    v = bl.add(bl.log1p(bl.mul(v, v)), bl.unary(Op::kTanh, bl.sub(y, v)));
+    return std::move(bl).finish({&v, 1});
+  };
+  auto light_body = [&] {
+    scalar::Builder bl(in);
+    scalar::Value v = bl.add(bl.mul(bl.input(0), bl.input(1)), bl.input(0));
+    return std::move(bl).finish({&v, 1});
+  };
+  EXPECT_EQ(compiler::cpu::map_interleave(elementwise(1000, in, heavy_body())), 4);
+  EXPECT_EQ(compiler::cpu::map_interleave(elementwise(255, in, heavy_body())), 1);
+  EXPECT_EQ(compiler::cpu::map_interleave(elementwise(1000, in, light_body())), 1);
+  for (int64_t n : {256, 257, 1000, 1037, 4099}) {
+    SCOPED_TRACE(n);
+    expect_same(elementwise(n, in, heavy_body()), g);
+    expect_same(elementwise(n, in, heavy_body()), g, /*small_floats=*/true);
+  }
+  // Rows of a 2-d kernel, each its own inner loop (remainder per row).
+  Kernel k2 = elementwise(1, in, heavy_body());
+  k2.dims = {3, 700};
+  for (auto& t : k2.inputs) t.shape = {3, 700};
+  for (auto& l : k2.loads) l.index = Affine::dim(0, 2).scaled(700) + Affine::dim(1, 2);
+  k2.outputs[0].shape = {3, 700};
+  k2.verify();
+  EXPECT_EQ(compiler::cpu::map_interleave(k2), 4);
+  expect_same(k2, g, true);
+}
+
+// A kernel of several stages prefetches the next row's first-stage reads during its last stage
+// (only when that load is contiguous over the row); the last row's prefetch points past the
+// buffer, which must be harmless.
+TEST(LlvmCodegen, MultiStageKernelsPrefetchTheNextRow) {
+  using reductions::two_stage;
+  std::mt19937_64& g = testing::rng();
+  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kInt32})
+    for (const auto& [r, a, b] : std::vector<std::array<int64_t, 3>>{{3, 2, 700}, {2, 1, 1536}})
+      for (bool transposed : {false, true})
+        for (bool rows : {false, true}) {
+          if (t != DType::kFloat32 && (transposed || rows || b == 1536)) continue;  // time
+          SCOPED_TRACE(std::string(dtype_short_name(t)) + " " + std::to_string(r) + "x" +
+                       std::to_string(a) + "x" + std::to_string(b) +
+                       (transposed ? " transposed" : ""));
+          reductions::expect_reduction_same(
+              two_stage(t, r, a, b, transposed, Op::kMax, Op::kAdd, rows), g);
+        }
+  auto ir = [](bool transposed) {
+    return compiler::cpu::compile_kernel(
+               reductions::two_stage(DType::kFloat32, 3, 2, 700, transposed, Op::kMax, Op::kAdd,
+                                     false),
+               {true, false})
+        ->llvm_ir();
+  };
+  EXPECT_NE(ir(false).find("llvm.prefetch"), std::string::npos) << ir(false);
+  EXPECT_EQ(ir(true).find("llvm.prefetch"), std::string::npos);  // strided: no prefetch
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -27,6 +28,12 @@
 namespace tessera::compiler::cpu {
 
 namespace {
+
+// Interleaving (map_interleave): measured on a 16M-point normal draw, 26.5 ms with LLVM's own
+// choice, 17.4 with 4 vectors interleaved; short memory-bound bodies lost up to 20% when forced.
+constexpr size_t kHeavyOps = 40;
+constexpr int64_t kInterleaveMin = 256;
+constexpr int kInterleave = 4;
 
 using scalar::Op;
 constexpr const char* kLayer = "compiler/cpu/llvm_codegen";
@@ -131,6 +138,18 @@ class Emitter {
   }
 
   llvm::Value* i64c(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
+
+  // Marks the loop whose latch is `latch` with llvm.loop.interleave.count (map_interleave).
+  void interleave(llvm::BranchInst* latch) {
+    const int n = map_interleave(k_);
+    if (n <= 1) return;
+    llvm::Metadata* count[] = {llvm::MDString::get(c_, "llvm.loop.interleave.count"),
+                               llvm::ConstantAsMetadata::get(b_.getInt32(n))};
+    llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(c_, count)};
+    llvm::MDNode* md = llvm::MDNode::getDistinct(c_, ops);
+    md->replaceOperandWith(0, md);  // a loop ID refers to itself
+    latch->setMetadata(llvm::LLVMContext::MD_loop, md);
+  }
 
   // The row-major indices of `linear` over `dims` (the first index unbounded: divisions by
   // constants).
@@ -293,7 +312,8 @@ class Emitter {
       need_out = b_.CreateOr(flag, need_);
       flag->addIncoming(need_out, b_.GetInsertBlock());
     }
-    b_.CreateCondBr(b_.CreateICmpSLT(jn, jend), loop, after);
+    llvm::BranchInst* latch = b_.CreateCondBr(b_.CreateICmpSLT(jn, jend), loop, after);
+    interleave(latch);
     llvm::BasicBlock* last = b_.GetInsertBlock();
     b_.SetInsertPoint(after);
     if (!fast) return nullptr;
@@ -604,8 +624,10 @@ class Emitter {
       tree(8);
     } else {
       const int64_t nblocks = n / block;
+      const bool prefetch = s + 1 == k_.stages.size() && s > 0;
       counted_loop(0, nblocks, "block", [&](llvm::Value* bi) {
         llvm::Value* t0 = b_.CreateNSWMul(bi, i64c(block));
+        if (prefetch) prefetch_next_row(t0, block);
         counted_loop(0, L, "lane.first",
                      [&](llvm::Value* l) { fold(l, b_.CreateNSWAdd(t0, l), true); });
         counted_loop(1, 8, "block.k", [&](llvm::Value* k) {
@@ -642,6 +664,41 @@ class Emitter {
       tree(L);
     }
     for (size_t r = 0; r < nr; ++r) rows.push_back(get(r, cur(r, i64c(0))));
+  }
+
+  // Overlapping the next row's reads with this row's arithmetic. A kernel of several stages
+  // reads its row from memory in the first stage, then computes over it from the cache (the
+  // exps of softmax, the divisions after them); the memory sits idle meanwhile and the next
+  // row's first stage waits for it. So the last stage prefetches, block by block, the points
+  // of the next outer point that the first stage's contiguous loads will read (into L2;
+  // prefetches never fault, and a next row past the end or across an outer wrap is only a
+  // wasted hint).
+  void prefetch_next_row(llvm::Value* t0, int64_t points) {
+    const size_t n_outer = outer_idx_.size();
+    if (n_outer == 0) return;
+    llvm::Function* pf =
+        llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::prefetch, {b_.getPtrTy()});
+    for (const kir::Load& l : k_.stages.front().loads) {
+      if (!l.guards.empty()) continue;
+      const int64_t delta = coeff_of(l.index, n_outer - 1);
+      if (delta == 0) continue;
+      int64_t stride = 1;  // the load must be base + t over the flattened inner points
+      bool contiguous = true;
+      for (size_t d = inner_dims_.size(); d-- > 0;) {
+        if (coeff_of(l.index, n_outer + d) != stride) contiguous = false;
+        stride *= inner_dims_[d];
+      }
+      if (!contiguous) continue;
+      const DType t = k_.inputs[static_cast<size_t>(l.param)].dtype;
+      const int64_t bytes = t == DType::kBool ? 1 : static_cast<int64_t>(itemsize(t));
+      const int64_t per_line = std::max<int64_t>(1, 64 / bytes);
+      llvm::Value* first = b_.CreateAdd(b_.CreateAdd(outer_part(l.index), i64c(delta)), t0);
+      llvm::Value* base = b_.CreateGEP(mem_type(c_, t), bufs_[static_cast<size_t>(l.param)], first);
+      counted_loop(0, (points + per_line - 1) / per_line, "prefetch", [&](llvm::Value* i) {
+        llvm::Value* ptr = b_.CreateGEP(b_.getInt8Ty(), base, b_.CreateMul(i, i64c(64)));
+        b_.CreateCall(pf, {ptr, b_.getInt32(0), b_.getInt32(2), b_.getInt32(1)});
+      });
+    }
   }
 
   void allocate_stage_arrays() {
@@ -1088,6 +1145,14 @@ class Emitter {
 };
 
 }  // namespace
+
+int map_interleave(const kir::Kernel& k) {
+  if (!k.stages.empty() || k.dims.empty() || k.dims.back() < kInterleaveMin) return 1;
+  size_t ops = 0;
+  for (const scalar::Instr& in : expand_math(k.body).instrs)
+    ops += in.op != scalar::Op::kInput && in.op != scalar::Op::kConst;
+  return ops >= kHeavyOps ? kInterleave : 1;
+}
 
 std::unique_ptr<llvm::Module> emit_kernel(const kir::Kernel& k, const std::string& name,
                                           llvm::LLVMContext& ctx) {

@@ -21,6 +21,9 @@
 //    tan beyond kTrigMax) is not computed per element: each row runs a fast loop with the
 //    fallback replaced by the fast path, OR-reducing "some lane needed the fallback", and only
 //    a row where that is true runs again with the exact program (same bits either way).
+//  * Latency and memory. Long bodies interleave several vectors (map_interleave); a reduction
+//    kernel of several stages prefetches the next row's first-stage reads into L2 during its
+//    last stage, so that row's memory traffic overlaps this row's arithmetic.
 //
 // The caller adds the module to a JIT (llvm_jit.h) after setting its target.
 #pragma once
@@ -36,6 +39,15 @@ class Module;
 }  // namespace llvm
 
 namespace tessera::compiler::cpu {
+
+// How many vectors of points the inner loop of map kernel k interleaves (LLVM's
+// llvm.loop.interleave.count; 1: LLVM's own choice). A long body (threefry's 20 rounds,
+// erf_inv's log1p and polynomial: at least 40 operations after expand_math) is one dependency
+// chain per point; LLVM's vectorizer keeps one vector of points per iteration for a loop that
+// large and the core then waits on the chain's latency, so such a body over an inner dimension
+// of at least 256 points runs 4 chains side by side. Reduction kernels keep LLVM's choice: their
+// lane loops already hold independent vectors.
+int map_interleave(const kir::Kernel& k);
 
 // The module of kernel k with its entry function called `name`. k must verify().
 std::unique_ptr<llvm::Module> emit_kernel(const kir::Kernel& k, const std::string& name,

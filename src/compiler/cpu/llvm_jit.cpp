@@ -71,6 +71,11 @@ Jit& jit() {
     llvm::orc::JITTargetMachineBuilder jtmb =
         take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host CPU");
     jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+    // What LLJIT sets on its own copy when it links with JITLink (x86-64 ELF): our copy makes
+    // the target machines that compile outside the lock, and a JIT target machine otherwise
+    // defaults to the large code model (every constant's address loaded with a movabs).
+    jtmb.setCodeModel(llvm::CodeModel::Small);
+    jtmb.setRelocationModel(llvm::Reloc::PIC_);
     jtmb.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Strict;  // fma only where written
     J->tm = take(jtmb.createTargetMachine(), "creating the target machine");
     J->jtmb = jtmb;
