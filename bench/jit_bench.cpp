@@ -32,6 +32,9 @@
 // reduction kernel's order, so these are checked bitwise against eager Tessera too:
 //   jit_softmax_rows_4096x4096  m = max(x, 1, keepdims); e = exp(x - m); e / sum(e, 1, keepdims)
 //                               over float32 [4096, 4096]; torch::softmax(x, 1)
+//   jit_col_sum_4096x4096       sum(x * y, 0) over float32 [4096, 4096] (a column reduction
+//                               fused with its producer; eager's column order); torch:
+//                               (x * y).sum(0)
 //   jit_layernorm_8192x1024     (x - mean) * rsqrt(var + 1e-5) * gamma + beta over float32
 //                               [8192, 1024] rows (mean, var = mean(square(x - mean)) of each
 //                               row; gamma, beta [1024]); torch::layer_norm(x, {1024}, gamma,
@@ -296,6 +299,17 @@ void fusion_cases(const Options& o) {
         {tnp::array(hx, {rows, cols}), tnp::array(gamma, {cols}), tnp::array(beta, {cols})}, hx, hy,
         (2.0 * rows * cols + 2.0 * cols) * 4, rows);
   }
+  if (o.wants("jit_col_sum_4096x4096")) {
+    // A column reduction with its producer (a bias gradient's shape): sum(x * y, 0).
+    const int64_t n = 4096;
+    std::vector<float> hx = uniform(n * n, 14), hy = uniform(n * n, 15);
+    for (float& v : hy) v = std::abs(v);  // no cancellation: sums comparable to torch's at 1e-5
+    for (float& v : hx) v = std::abs(v);
+    fusion_case(
+        o, "jit_col_sum_4096x4096", "col_sum_4096x4096", "col_sum",
+        [](const std::vector<Array>& a) { return tnp::sum(a[0] * a[1], 0); },
+        {tnp::array(hx, {n, n}), tnp::array(hy, {n, n})}, hx, hy, (2.0 * n * n + n) * 4, n);
+  }
   if (o.wants("jit_argmax_rows_4096x4096")) {
     // argmax over rows (as float32 for the comparison): eagerly one pass of the argmax kernel;
     // under jit the expansion's max and least-index stages in one kernel.
@@ -340,8 +354,7 @@ void fusion_cases(const Options& o) {
     fusion_case(
         o, "jit_embedding_65536x256", "embedding_65536x256", "embedding",
         [](const std::vector<Array>& a) { return a[0][{a[1]}] * 16.0 + 1.0; },
-        {tnp::array(hx, {vocab, dim}), tnp::array(ids, {n})}, hx, hy,
-        2.0 * n * dim * 4 + n * 4.0);
+        {tnp::array(hx, {vocab, dim}), tnp::array(ids, {n})}, hx, hy, 2.0 * n * dim * 4 + n * 4.0);
   }
   if (o.wants("jit_concat_4096x2x2048")) {
     const int64_t n = 4096, h = 2048;
@@ -414,13 +427,13 @@ void jit_compile_small(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o =
-      parse_options(argc, argv,
-                    {"jit_call_overhead", "jit_scan_loop", "jit_tanh_chain_16M",
-                     "jit_gelu_tanh_16M", "jit_logaddexp_16M", "jit_bias_relu_4096x4096",
-                     "jit_embedding_65536x256", "jit_argmax_rows_4096x4096",
-                     "jit_softmax_rows_4096x4096", "jit_layernorm_8192x1024",
-                     "jit_stencil_4096x4096", "jit_concat_4096x2x2048", "jit_compile_small"});
+  Options o = parse_options(
+      argc, argv,
+      {"jit_call_overhead", "jit_scan_loop", "jit_tanh_chain_16M", "jit_gelu_tanh_16M",
+       "jit_logaddexp_16M", "jit_bias_relu_4096x4096", "jit_embedding_65536x256",
+       "jit_argmax_rows_4096x4096", "jit_softmax_rows_4096x4096", "jit_col_sum_4096x4096",
+       "jit_layernorm_8192x1024", "jit_stencil_4096x4096", "jit_concat_4096x2x2048",
+       "jit_compile_small"});
   try {
     if (o.wants("jit_call_overhead")) jit_call_overhead(o);
     if (o.wants("jit_scan_loop")) jit_scan_loop(o);

@@ -103,6 +103,9 @@ double rows_ms(const std::string& which, const std::vector<float>& x, int64_t ro
     f = [tx, gamma, beta, cols] { return torch::layer_norm(tx, {cols}, gamma, beta, 1e-5); };
   } else if (which == "argmax_rows") {
     f = [tx] { return torch::argmax(tx, 1).to(torch::kFloat); };
+  } else if (which == "col_sum") {
+    torch::Tensor ty = tensor(p).reshape({rows, cols});
+    f = [tx, ty] { return (tx * ty).sum(0); };
   } else {
     throw std::runtime_error("libtorch peer: unknown case " + which);
   }

@@ -150,6 +150,12 @@ def case_argmax_rows_4096x4096(rng):
     return lambda: np.argmax(x, axis=1).astype(np.float32)
 
 
+def case_col_sum_4096x4096(rng):
+    x = np.abs(uniform(rng, N4K * N4K)).reshape(N4K, N4K)
+    y = np.abs(uniform(rng, N4K * N4K)).reshape(N4K, N4K)
+    return lambda: np.sum(x * y, axis=0)
+
+
 def case_embedding_65536x256(rng):
     table = uniform(rng, 50000 * 256).reshape(50000, 256)
     ids = rng.integers(0, 50000, 65536).astype(np.int32)
@@ -169,6 +175,7 @@ CASES = {"add_16M": case_add_16M, "tanh_chain_16M": case_tanh_chain_16M,
          "einsum_bhqd_bhkd": case_einsum_bhqd_bhkd, "logaddexp_16M": case_logaddexp_16M,
          "concatenate_8x2M": case_concatenate_8x2M, "embedding_65536x256": case_embedding_65536x256,
          "argmax_rows_4096x4096": case_argmax_rows_4096x4096,
+         "col_sum_4096x4096": case_col_sum_4096x4096,
          "softmax_rows_4096x4096": case_softmax_rows_4096x4096,
          "layernorm_8192x1024": case_layernorm_8192x1024,
          "stencil_4096x4096": case_stencil_4096x4096,

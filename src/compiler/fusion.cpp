@@ -81,13 +81,36 @@ std::vector<kir::Affine> broadcast_point(const std::vector<kir::Affine>& point, 
   return p;
 }
 
+// A fusible reduction and the space its kernel iterates over: the operand's kept dimensions in
+// order (the result's), then its reduced ones in order. The eager kernel (reductions.cpp) drops
+// size-1 dimensions, merges neighbours of the same kind and reduces one group at a time; a
+// fused kernel must give its bits, so only what eager does in one pass fuses: one reduced
+// group — trailing (a row reduction: the stage's order) or followed by kept dimensions of
+// total size I (a column reduction, `columns` = I: the lowering's column order; eager's
+// narrow-column path, I < 32 with R >= 2 * (256 / I), does not fuse).
+struct FusedReduction {
+  ReductionInfo info;
+  Shape space;
+  std::vector<size_t> space_of;  // operand dimension d is space dimension space_of[d]
+  size_t outer = 0;
+  int64_t columns = 0;
+  bool permuted() const {
+    for (size_t d = 0; d < space_of.size(); ++d)
+      if (space_of[d] != d) return true;
+    return false;
+  }
+  bool same_space(const FusedReduction& o) const {
+    return space == o.space && space_of == o.space_of && outer == o.outer && columns == o.columns;
+  }
+};
+
 // Longer reductions stay eager: up to this length the eager kernel folds a row in one piece
 // (reduce_contig), in the order a stage reproduces (cpu/llvm_codegen.h); beyond, it splits
-// rows into chunks over threads.
+// rows into chunks over threads. Column reductions keep the same bound (the lowering's schedule
+// grows with it).
 constexpr int64_t kMaxFusedReduction = int64_t{1} << 15;
 
-// The reduction equation e folds: its info when e is a fusible reduction over trailing axes.
-std::optional<ReductionInfo> trailing_reduction(const JaxprEqn& e) {
+std::optional<FusedReduction> fusible_reduction(const JaxprEqn& e) {
   const Primitive& p = *e.primitive;
   if (p.kind != PrimitiveKind::kReduction || e.invars.size() != 1) return std::nullopt;
   const ReductionRule* rule = reduction_rule(p);
@@ -97,18 +120,49 @@ std::optional<ReductionInfo> trailing_reduction(const JaxprEqn& e) {
   if (!info || info->axes.empty()) return std::nullopt;
   const Shape& x = ins[0].shape;
   const int64_t r = static_cast<int64_t>(x.size());
-  for (int64_t& a : info->axes)
+  std::vector<char> red(x.size(), 0);
+  for (int64_t& a : info->axes) {
     if (a < 0) a += r;
-  std::sort(info->axes.begin(), info->axes.end());
-  int64_t inner = 1;
-  for (size_t k = 0; k < info->axes.size(); ++k) {
-    if (info->axes[k] != r - static_cast<int64_t>(info->axes.size()) + static_cast<int64_t>(k))
-      return std::nullopt;
-    inner *= x[static_cast<size_t>(info->axes[k])];
+    if (a < 0 || a >= r) return std::nullopt;
+    red[static_cast<size_t>(a)] = 1;
   }
-  const Shape outer(x.begin(), x.end() - static_cast<std::ptrdiff_t>(info->axes.size()));
-  if (outer != e.outvars[0].aval().shape || inner > kMaxFusedReduction) return std::nullopt;
-  return info;
+  std::sort(info->axes.begin(), info->axes.end());
+  // Eager's groups: size-1 dimensions dropped, neighbours of one kind merged.
+  std::vector<std::pair<int64_t, bool>> groups;
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (x[d] == 1) continue;
+    if (!groups.empty() && groups.back().second == static_cast<bool>(red[d]))
+      groups.back().first *= x[d];
+    else
+      groups.emplace_back(x[d], red[d] != 0);
+  }
+  int64_t reduced_groups = 0, R = 1, I = 1;
+  for (const auto& [size, reduced] : groups) {
+    if (reduced) {
+      ++reduced_groups;
+      R *= size;
+    } else if (reduced_groups > 0) {
+      I *= size;
+    }
+  }
+  if (reduced_groups > 1 || R > kMaxFusedReduction) return std::nullopt;
+  FusedReduction f;
+  if (I > 1) {
+    if (!(I >= 32 || R / (256 / I) < 2)) return std::nullopt;  // eager's narrow path
+    f.columns = I;
+  }
+  f.space_of.assign(x.size(), 0);
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t d = 0; d < x.size(); ++d)
+      if (static_cast<bool>(red[d]) == (pass == 1)) {
+        f.space_of[d] = f.space.size();
+        f.space.push_back(x[d]);
+      }
+  f.outer = x.size() - info->axes.size();
+  const Shape outer(f.space.begin(), f.space.begin() + static_cast<std::ptrdiff_t>(f.outer));
+  if (outer != e.outvars[0].aval().shape) return std::nullopt;
+  f.info = std::move(*info);
+  return f;
 }
 
 // Whether a value of shape s, read in a space of shape `space`, is constant along the space's
@@ -205,19 +259,25 @@ class KernelBuilder {
     std::vector<size_t> order{members.back()};
     order.insert(order.end(), members.begin(), members.end() - 1);
     for (size_t m : order) {
-      if (!reductions_set_space_ || !trailing_reduction(j_.eqns[m])) continue;
+      if (!reductions_set_space_) break;
+      std::optional<FusedReduction> fr = fusible_reduction(j_.eqns[m]);
+      if (!fr) continue;
       const Shape& x = atom_aval(j_.eqns[m].invars[0]).shape;
       const Shape& r = j_.eqns[m].outvars[0].aval().shape;
-      dims_ = x;
-      outer_ = r.size();
+      dims_ = fr->space;
+      outer_ = fr->outer;
       if (out.aval().shape == r) {
         row_outputs_ = true;
-        for (size_t d = 0; d < outer_; ++d) root_point.push_back(kir::Affine::dim(d, x.size()));
-      } else if (out.aval().shape == x) {
+        for (size_t d = 0; d < outer_; ++d) root_point.push_back(kir::Affine::dim(d, dims_.size()));
+      } else if (out.aval().shape == x && !fr->permuted()) {
         root_point = identity_point(x);
       } else {
+        // Outputs are stored in the space's row-major order: a permuted space (a column
+        // reduction, size-1 dimensions moved) stores row values only.
         throw CannotCompose{m};
       }
+      space_ = std::move(fr);
+      space_eqn_ = m;
       break;
     }
     if (outer_ == SIZE_MAX) {
@@ -242,6 +302,7 @@ class KernelBuilder {
     k.dims = dims_;
     k.inner = dims_.size() - outer_;
     k.row_outputs = row_outputs_;
+    k.columns = space_ ? space_->columns : 0;
     k.stages = std::move(stages_);
     for (const Var& v : inputs_) k.inputs.push_back({v.aval().dtype, v.aval().shape});
     for (size_t m : extras) {
@@ -257,6 +318,11 @@ class KernelBuilder {
     // The space came from a reduction the root never reached (an operand an index map ignores:
     // the start of a full-size dynamic_slice): build again over the root's space.
     if (k.inner > 0 && k.stages.empty()) throw UnreachedReduction{};
+    // What a column kernel's lowering takes (kernel_ir.h); the checks above keep to it, and
+    // anything they miss makes the reduction a root (then eager), never an ill-formed kernel.
+    if (k.columns > 0 && (k.stages.size() != 1 || k.stages[0].saves != 0 || !k.symbols.empty() ||
+                          !k.row_outputs))
+      throw CannotCompose{space_eqn_};
     k.verify();
     g.inputs = inputs_;
     for (size_t m : extras) g.outputs.push_back(j_.eqns[m].outvars[0]);
@@ -427,12 +493,13 @@ class KernelBuilder {
   // A reduction member read at `point`: its row value, the stage computing it built on first
   // use. It must be read at the outer point itself and fold exactly the kernel's inner
   // dimensions.
-  scalar::Value reduction_at(size_t m, const ReductionInfo& info,
+  scalar::Value reduction_at(size_t m, const FusedReduction& fr,
                              const std::vector<kir::Affine>& point) {
     const JaxprEqn& e = j_.eqns[m];
     const Var& res = e.outvars[0];
-    const Shape& x = atom_aval(e.invars[0]).shape;
-    bool ok = x == dims_ && res.aval().shape.size() == outer_ && point.size() == outer_;
+    const ReductionInfo& info = fr.info;
+    bool ok = space_ && fr.same_space(*space_) && res.aval().shape.size() == outer_ &&
+              point.size() == outer_;
     for (size_t d = 0; ok && d < outer_; ++d)
       ok = same_over_space(over_dims(point[d]), kir::Affine::dim(d, dims_.size()));
     if (!ok) throw CannotCompose{m};
@@ -440,11 +507,19 @@ class KernelBuilder {
     if (it == row_of_.end()) {
       if (!collecting())
         throw_internal("compiler/fusion", "a reduction appeared only in the emitting walk");
+      std::vector<kir::Affine> x_point;
+      for (size_t d : fr.space_of) x_point.push_back(kir::Affine::dim(d, dims_.size()));
       Phase st;
       st.stage = true;
-      scalar::Program body = phase(
-          st, [&] { return std::vector<scalar::Value>{at(e.invars[0], identity_point(dims_))}; });
+      scalar::Program body =
+          phase(st, [&] { return std::vector<scalar::Value>{at(e.invars[0], x_point)}; });
       const DType t = res.aval().dtype;
+      // A column kernel folds one stage (its lowering's schedule): a second reduction (a
+      // variance's mean, built first as it is read inside) is split off — the one that did not
+      // set the space.
+      if (space_->columns > 0 && !stages_.empty())
+        throw CannotCompose{m == space_eqn_ ? stage_eqns_.front() : m};
+      stage_eqns_.push_back(m);
       stages_.push_back(kir::Stage{std::move(st.loads),
                                    std::move(st.indices),
                                    std::move(body),
@@ -473,9 +548,9 @@ class KernelBuilder {
     while (which + 1 < e.outvars.size() && e.outvars[which].id() != id) ++which;
     const Aval& out = e.outvars[which].aval();
     if (e.primitive->kind == PrimitiveKind::kReduction) {
-      const std::optional<ReductionInfo> info = trailing_reduction(e);
-      if (!info) throw CannotCompose{m};
-      return reduction_at(m, *info, point);
+      const std::optional<FusedReduction> fr = fusible_reduction(e);
+      if (!fr) throw CannotCompose{m};
+      return reduction_at(m, *fr, point);
     }
     if (e.primitive->kind == PrimitiveKind::kElementwise) {
       std::vector<scalar::Value> args;
@@ -557,6 +632,8 @@ class KernelBuilder {
     if (shape_size(dims_) > 0 &&
         (index.min_over(dims_) < 0 || index.max_over(dims_) >= shape_size(shape)))
       throw CannotCompose{m};
+    // A column kernel's loads are affine across its block of columns: no symbols there.
+    if (space_ && space_->columns > 0) throw CannotCompose{m};
     const kir::Symbol sy{param_of(v), std::move(index), lo, hi};
     const size_t k = registered(symbols_, sy, "a symbol");
     kir::Affine t = kir::Affine::constant(lo, dims_.size() + k + 1);
@@ -636,6 +713,9 @@ class KernelBuilder {
   Shape dims_;
   size_t outer_ = SIZE_MAX;  // parallel dimensions of dims_
   bool row_outputs_ = false;
+  std::optional<FusedReduction> space_;  // the reduction whose space this kernel iterates
+  size_t space_eqn_ = SIZE_MAX;          // its equation
+  std::vector<size_t> stage_eqns_;       // the reduction equation of each stage
   Phase* ph_ = nullptr;
   std::vector<Var> inputs_;
   std::vector<kir::Stage> stages_;
@@ -820,6 +900,7 @@ void merge_siblings(const Jaxpr& j, FusionPlan& plan) {
         const bool map_beside =
             (ka.stages.empty() && !kb.row_outputs) || (kb.stages.empty() && !ka.row_outputs);
         if (ka.dims != kb.dims || !(same || map_beside)) continue;
+        if (ka.columns > 0 || kb.columns > 0) continue;  // one stage per column kernel
         // A map kernel's symbols are read per point; beside a reduction they must be constant
         // along its inner dimensions (read once per row).
         if (!same && !(ka.stages.empty() ? row_constant_symbols(ka, kb.inner)
@@ -883,7 +964,7 @@ bool fusible(const JaxprEqn& e) {
   const bool index_map = p.kind == PrimitiveKind::kIndexMap && index_map_rule(p) != nullptr;
   if (p.kind == PrimitiveKind::kReduction)
     return plain_dtype(e.outvars[0].aval().dtype) && plain_dtype(atom_aval(e.invars.at(0)).dtype) &&
-           trailing_reduction(e).has_value();
+           fusible_reduction(e).has_value();
   if (!elementwise && !index_map) return false;
   const Shape& out = e.outvars[0].aval().shape;
   // 16-bit floats: index maps move them; elementwise equations convert them (sixteen_bit_ok).

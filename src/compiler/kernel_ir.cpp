@@ -346,6 +346,11 @@ void Kernel::verify() const {
   if (inner > dims.size()) bad(*this, "more inner dimensions than dimensions");
   if (stages.empty() && (inner != 0 || row_outputs))
     bad(*this, "inner dimensions or row outputs without stages");
+  if (columns < 0 || (columns > 0 && (!row_outputs || stages.size() != 1 || stages[0].saves != 0 ||
+                                      !symbols.empty() || num_outer() % columns != 0)))
+    bad(*this,
+        "a column order needs row outputs, one stage without saved values, no symbols "
+        "and a whole number of column rows");
   for (size_t k = 0; k < symbols.size(); ++k) {
     const Symbol& sy = symbols[k];
     const std::string name = "symbol " + std::to_string(k);
@@ -539,6 +544,7 @@ std::string Kernel::signature_text() const {
     s += " inner=";
     s += std::to_string(inner);
     if (row_outputs) s += " row_outputs";
+    if (columns > 0) s += " columns=" + std::to_string(columns);
   }
   s += " (";
   s += buffer_types_str(inputs);

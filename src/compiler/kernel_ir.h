@@ -143,8 +143,15 @@ struct Kernel {
   std::vector<Load> loads;
   std::vector<IndexValue> indices;
   scalar::Program body;
-  size_t inner = 0;             // trailing reduction dimensions
-  bool row_outputs = false;     // the body runs once per outer point
+  size_t inner = 0;          // trailing reduction dimensions
+  bool row_outputs = false;  // the body runs once per outer point
+  // > 0: the order of the folds is the eager kernel's for a *column* reduction — the space is
+  // [O, I, R] (outer dimensions O then I, inner R) standing for a reduction over the middle
+  // axis of an [O, R, I] operand, and `columns` is I (the product of the trailing outer
+  // dimensions it spans). Semantics are unchanged (the evaluator folds in order); the lowering
+  // folds each column in the eager column reduction's order and vectorizes across columns.
+  // Only with row_outputs and one stage of no saved values.
+  int64_t columns = 0;
   std::vector<Stage> stages;    // reduction stages, in order
   std::vector<Symbol> symbols;  // dynamic indices, variables i{dims.size() + k}
 

@@ -787,5 +787,55 @@ TEST(LlvmCodegen, MultiStageKernelsPrefetchTheNextRow) {
   EXPECT_EQ(ir(true).find("llvm.prefetch"), std::string::npos);  // strided: no prefetch
 }
 
+// A column kernel: the space [O, I, R] over an [O, R, I] operand, folded over R per column in
+// the eager column order; integer and small-integer float values fold exactly in any order, so
+// the evaluator (in order) is the reference. Widths past a block, chunks past 8 rows and the
+// ends of a thread's range of columns.
+Kernel column_kernel(DType t, int64_t O, int64_t R, int64_t I, Op op) {
+  Kernel k;
+  k.name = "cols";
+  k.dims = {O, I, R};
+  k.inner = 1;
+  k.row_outputs = true;
+  k.columns = I;
+  k.inputs = {{t, {O, R, I}}};
+  Affine x = Affine::constant(0, 3);
+  x.coeff = {R * I, 1, I};
+  const std::vector<DType> in{t};
+  scalar::Builder bl(in);
+  const scalar::Value v = bl.add(bl.input(0), bl.input(0));
+  k.stages = {compiler::kir::Stage{{{0, x}}, {}, std::move(bl).finish({&v, 1}), {{op, t}}}};
+  const std::vector<DType> rin{t};
+  scalar::Builder rb(rin);
+  const scalar::Value r = rb.input(0);
+  k.body = std::move(rb).finish({&r, 1});
+  k.outputs = {{t, {O, I}}};
+  k.verify();
+  return k;
+}
+
+TEST(LlvmCodegen, ColumnKernelsMatchTheEvaluator) {
+  std::mt19937_64& g = testing::rng();
+  for (DType t : {DType::kInt32, DType::kFloat32, DType::kInt64})
+    for (auto [O, R, I] : std::vector<std::array<int64_t, 3>>{
+             {1, 1, 40}, {2, 9, 33}, {3, 100, 50}, {1, 300, 1030}, {2, 17, 2100}, {1, 2100, 64}})
+      for (Op op : {Op::kAdd, Op::kMax}) {
+        SCOPED_TRACE(std::string(dtype_short_name(t)) + " " + std::to_string(O) + "x" +
+                     std::to_string(R) + "x" + std::to_string(I));
+        reductions::expect_reduction_same(column_kernel(t, O, R, I, op), g);
+      }
+  const Kernel k = column_kernel(DType::kFloat32, 2, 5, 40, Op::kAdd);
+  EXPECT_NE(k.text().find("row_outputs columns=40"), std::string::npos) << k.text();
+  Kernel two = k;  // one stage per column kernel
+  two.stages.push_back(two.stages[0]);
+  EXPECT_THROW(two.verify(), InternalError);
+  Kernel odd = k;  // the columns divide the outer points
+  odd.columns = 3;
+  EXPECT_THROW(odd.verify(), InternalError);
+  Kernel map = k;  // row outputs only
+  map.row_outputs = false;
+  EXPECT_THROW(map.verify(), InternalError);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -5,6 +5,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -23,6 +24,7 @@
 
 #include "compiler/math_expand.h"
 #include "compiler/scalar_runtime.h"
+#include "runtime/thread_pool.h"
 #include "tessera/errors.h"
 
 namespace tessera::compiler::cpu {
@@ -34,6 +36,8 @@ namespace {
 constexpr size_t kHeavyOps = 40;
 constexpr int64_t kInterleaveMin = 256;
 constexpr int kInterleave = 4;
+// Columns a column kernel folds together (one vector loop across them per row).
+constexpr int64_t kColumnBlock = 2048;
 
 using scalar::Op;
 constexpr const char* kLayer = "compiler/cpu/llvm_codegen";
@@ -94,6 +98,8 @@ class Emitter {
     inner->addFnAttr(llvm::Attribute::NoUnwind);
     if (k_.stages.empty())
       emit_inner(inner, nbuf);
+    else if (k_.columns > 0)
+      emit_columns_inner(inner, nbuf);
     else
       emit_reduction_inner(inner, nbuf);
 
@@ -774,6 +780,254 @@ class Emitter {
     close_point_loop(loop, b_.CreateNSWAdd(p, i64c(1), "p.next"));
   }
 
+  // ---- column kernels (k.columns > 0): the eager column reduction's order ----
+  //
+  // The space is [outer..., inner...] with `columns` = I, standing for the reduction over R of
+  // an [O, R, I] operand (kernel_ir.h). Eager (reductions.cpp, reduce_cols_wide) folds each
+  // column over R rows cut into chunks of rchunk = max(256, 2^18 / min(I, 4096)) rows; a chunk
+  // by col_block (at most 8 rows in order, else the first ceil8(rows / 2) rows and the rest
+  // folded separately and combined, left first); the chunks' partials again by col_block. That
+  // order depends on R and I only, never on which columns are computed together, so the
+  // lowering takes blocks of up to kColumnBlock consecutive points of the last outer dimension
+  // (in one of its rows: the loads are affine along it) and runs the order as a schedule — a
+  // table of events: LEAF (fold rows [r0, r0 + n) into `cur`, the first one set), PUSH (`cur`
+  // onto a stack), COMBINE (`cur` = combine(pop, cur)) — each event a loop across the block's
+  // columns, which vectorizes.
+  enum ColumnEvent : int64_t { kLeaf = 0, kPush = 1, kCombine = 2 };
+
+  struct ColumnSchedule {
+    std::vector<int64_t> events;  // (kind, r0, n) triples
+    int64_t depth = 0;            // stack levels needed
+  };
+
+  static ColumnSchedule column_schedule(int64_t R, int64_t I) {
+    constexpr int64_t kLeafRows = 8, kColWidth = 4096;
+    ColumnSchedule sc;
+    int64_t level = 0;
+    auto ev = [&](int64_t kind, int64_t r0, int64_t n) {
+      sc.events.insert(sc.events.end(), {kind, r0, n});
+      if (kind == kPush) sc.depth = std::max(sc.depth, ++level);
+      if (kind == kCombine) --level;
+    };
+    auto ceil8_half = [](int64_t n) { return (n / 2 + kLeafRows - 1) / kLeafRows * kLeafRows; };
+    std::function<void(int64_t, int64_t)> rows = [&](int64_t r0, int64_t n) {
+      if (n <= kLeafRows) return ev(kLeaf, r0, n);
+      const int64_t half = ceil8_half(n);
+      rows(r0, half);
+      ev(kPush, 0, 0);
+      rows(r0 + half, n - half);
+      ev(kCombine, 0, 0);
+    };
+    const int64_t rchunk = std::max<int64_t>(256, (int64_t{1} << 18) / std::min(I, kColWidth));
+    const int64_t nrc = (R + rchunk - 1) / rchunk;
+    auto chunk = [&](int64_t c) { rows(c * rchunk, std::min(rchunk, R - c * rchunk)); };
+    std::function<void(int64_t, int64_t)> partials = [&](int64_t c0, int64_t n) {
+      if (n <= kLeafRows) {
+        chunk(c0);
+        for (int64_t c = 1; c < n; ++c) {
+          ev(kPush, 0, 0);
+          chunk(c0 + c);
+          ev(kCombine, 0, 0);
+        }
+        return;
+      }
+      const int64_t half = ceil8_half(n);
+      partials(c0, half);
+      ev(kPush, 0, 0);
+      partials(c0 + half, n - half);
+      ev(kCombine, 0, 0);
+    };
+    if (nrc == 1)
+      rows(0, R);
+    else
+      partials(0, nrc);
+    return sc;
+  }
+
+  void emit_columns_inner(llvm::Function* f, size_t nbuf) {
+    const size_t n_outer = k_.dims.size() - k_.inner;
+    inner_dims_.assign(k_.dims.begin() + static_cast<std::ptrdiff_t>(n_outer), k_.dims.end());
+    if (inner_dims_.empty()) inner_dims_.push_back(1);
+    const int64_t D = k_.dims[n_outer - 1];  // the last outer dimension: across columns
+    const kir::Stage& st = k_.stages.front();
+    const Body& body = stage_bodies_.front();
+    const size_t nr = st.reducers.size();
+    const ColumnSchedule sc = column_schedule(k_.num_inner(), k_.columns);
+    const int64_t W = std::min(kColumnBlock, D);
+
+    std::vector<llvm::AllocaInst*> cur(nr), stack(nr);
+    llvm::AllocaInst* top = nullptr;
+    const PointLoop pl = open_point_loop(f, nbuf, [&] {
+      for (size_t r = 0; r < nr; ++r) {
+        llvm::Type* t = mem_type(c_, st.reducers[r].type);
+        cur[r] = b_.CreateAlloca(llvm::ArrayType::get(t, static_cast<uint64_t>(W)), nullptr, "cur");
+        stack[r] = b_.CreateAlloca(
+            llvm::ArrayType::get(t, static_cast<uint64_t>(W * std::max<int64_t>(1, sc.depth))),
+            nullptr, "stack");
+      }
+      top = b_.CreateAlloca(b_.getInt64Ty(), nullptr, "top");
+    });
+    llvm::Value* p = pl.p;
+    llvm::Value* q = b_.CreateUDiv(p, i64c(D), "colrow");
+    llvm::Value* row_start = b_.CreateNSWMul(q, i64c(D), "row_start");
+    llvm::Value* j0 = b_.CreateNSWSub(p, row_start, "j0");
+    llvm::Value* lim = b_.CreateNSWSub(pl.end, row_start);
+    lim = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, lim, i64c(D));
+    llvm::Value* jend = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, lim,
+                                                 b_.CreateNSWAdd(j0, i64c(W)), nullptr, "jend");
+    // Forms at (this row of the last outer dimension, column 0): split the row's start.
+    outer_idx_ = split_index(row_start, std::span<const int64_t>(k_.dims).first(n_outer));
+    auto coeff_col = [&](const kir::Affine& a) { return coeff_of(a, n_outer - 1); };
+    auto elem = [&](llvm::AllocaInst* arr, llvm::Value* i) {
+      return b_.CreateInBoundsGEP(arr->getAllocatedType(), arr, {i64c(0), i});
+    };
+    // The stage's values at column j (absolute in the row) and inner point iv.
+    auto stage_values = [&](llvm::Value* j, const std::vector<llvm::Value*>& iv) {
+      std::vector<llvm::Value*> in;
+      for (const kir::Load& l : st.loads) {
+        llvm::Value* idx = at_inner(outer_part(l.index), l.index, iv);
+        if (coeff_col(l.index) != 0)
+          idx = b_.CreateNSWAdd(idx, b_.CreateNSWMul(j, i64c(coeff_col(l.index))));
+        in.push_back(emit_load(l, idx, [&](const kir::Affine& a) {
+          llvm::Value* v = at_inner(outer_part(a), a, iv);
+          return coeff_of(a, n_outer - 1) != 0
+                     ? b_.CreateNSWAdd(v, b_.CreateNSWMul(j, i64c(coeff_of(a, n_outer - 1))))
+                     : v;
+        }));
+      }
+      for (const kir::IndexValue& iv2 : st.indices) {
+        llvm::Value* v = at_inner(outer_part(iv2.value), iv2.value, iv);
+        if (coeff_col(iv2.value) != 0)
+          v = b_.CreateNSWAdd(v, b_.CreateNSWMul(j, i64c(coeff_col(iv2.value))));
+        in.push_back(v);
+      }
+      return emit_body(body, in, false);
+    };
+    // for (j = j0; j < jend; ++j) fn(j, j - j0)
+    auto across = [&](const char* name, const std::function<void(llvm::Value*, llvm::Value*)>& fn) {
+      loop(j0, jend, name, [&](llvm::Value* j) { fn(j, b_.CreateNSWSub(j, j0)); });
+    };
+    auto slot = [&](size_t r, llvm::Value* level, llvm::Value* jj) {
+      return elem(stack[r], b_.CreateNSWAdd(b_.CreateNSWMul(level, i64c(W)), jj));
+    };
+
+    // The schedule as a constant table, walked by a loop with a switch.
+    const int64_t n_ev = static_cast<int64_t>(sc.events.size() / 3);
+    llvm::ArrayType* table_t =
+        llvm::ArrayType::get(b_.getInt64Ty(), static_cast<uint64_t>(sc.events.size()));
+    std::vector<llvm::Constant*> vals;
+    for (int64_t e : sc.events) vals.push_back(b_.getInt64(static_cast<uint64_t>(e)));
+    auto* table = new llvm::GlobalVariable(m_, table_t, true, llvm::GlobalValue::PrivateLinkage,
+                                           llvm::ConstantArray::get(table_t, vals), "schedule");
+    b_.CreateStore(i64c(0), top);
+    loop(i64c(0), i64c(n_ev), "event", [&](llvm::Value* e) {
+      auto field = [&](int64_t k) {
+        llvm::Value* i = b_.CreateNSWAdd(b_.CreateNSWMul(e, i64c(3)), i64c(k));
+        return b_.CreateLoad(b_.getInt64Ty(), b_.CreateInBoundsGEP(table_t, table, {i64c(0), i}));
+      };
+      llvm::Value* kind = field(0);
+      llvm::Value* r0 = field(1);
+      llvm::Value* n = field(2);
+      llvm::BasicBlock* leaf = llvm::BasicBlock::Create(c_, "ev.leaf", fn_);
+      llvm::BasicBlock* push = llvm::BasicBlock::Create(c_, "ev.push", fn_);
+      llvm::BasicBlock* comb = llvm::BasicBlock::Create(c_, "ev.combine", fn_);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "ev.done", fn_);
+      llvm::SwitchInst* sw = b_.CreateSwitch(kind, comb, 2);
+      sw->addCase(b_.getInt64(kLeaf), leaf);
+      sw->addCase(b_.getInt64(kPush), push);
+      // LEAF: the first row sets, the others fold in order.
+      b_.SetInsertPoint(leaf);
+      {
+        std::vector<llvm::Value*> iv = split_index(r0, inner_dims_);
+        across("leaf.first", [&](llvm::Value* j, llvm::Value* jj) {
+          const std::vector<llvm::Value*> v = stage_values(j, iv);
+          for (size_t r = 0; r < nr; ++r)
+            b_.CreateStore(to_mem(v[r], st.reducers[r].type), elem(cur[r], jj));
+        });
+        loop(b_.CreateNSWAdd(r0, i64c(1)), b_.CreateNSWAdd(r0, n), "leaf.row",
+             [&](llvm::Value* row) {
+               const std::vector<llvm::Value*> ivr = split_index(row, inner_dims_);
+               across("leaf.fold", [&](llvm::Value* j, llvm::Value* jj) {
+                 const std::vector<llvm::Value*> v = stage_values(j, ivr);
+                 for (size_t r = 0; r < nr; ++r) {
+                   const DType t = st.reducers[r].type;
+                   llvm::Value* ptr = elem(cur[r], jj);
+                   llvm::Value* a = from_mem(b_.CreateLoad(mem_type(c_, t), ptr), t);
+                   b_.CreateStore(to_mem(combine(st.reducers[r], a, v[r]), t), ptr);
+                 }
+               });
+             });
+      }
+      b_.CreateBr(done);
+      // PUSH
+      b_.SetInsertPoint(push);
+      {
+        llvm::Value* level = b_.CreateLoad(b_.getInt64Ty(), top);
+        across("push", [&](llvm::Value*, llvm::Value* jj) {
+          for (size_t r = 0; r < nr; ++r) {
+            llvm::Type* t = mem_type(c_, st.reducers[r].type);
+            b_.CreateStore(b_.CreateLoad(t, elem(cur[r], jj)), slot(r, level, jj));
+          }
+        });
+        b_.CreateStore(b_.CreateNSWAdd(level, i64c(1)), top);
+      }
+      b_.CreateBr(done);
+      // COMBINE: cur = combine(pop, cur)
+      b_.SetInsertPoint(comb);
+      {
+        llvm::Value* level = b_.CreateNSWSub(b_.CreateLoad(b_.getInt64Ty(), top), i64c(1));
+        b_.CreateStore(level, top);
+        across("combine", [&](llvm::Value*, llvm::Value* jj) {
+          for (size_t r = 0; r < nr; ++r) {
+            const DType t = st.reducers[r].type;
+            llvm::Type* mt = mem_type(c_, t);
+            llvm::Value* left = from_mem(b_.CreateLoad(mt, slot(r, level, jj)), t);
+            llvm::Value* ptr = elem(cur[r], jj);
+            llvm::Value* right = from_mem(b_.CreateLoad(mt, ptr), t);
+            b_.CreateStore(to_mem(combine(st.reducers[r], left, right), t), ptr);
+          }
+        });
+      }
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+    });
+    // The body once per column (row_outputs), with the column's row values.
+    const Bases base = bases(k_.loads, k_.indices);
+    across("column.out", [&](llvm::Value* j, llvm::Value* jj) {
+      std::vector<llvm::Value*> zero(inner_dims_.size(), i64c(0));
+      std::vector<llvm::Value*> in;
+      for (size_t l = 0; l < k_.loads.size(); ++l) {
+        const kir::Affine& a = k_.loads[l].index;
+        llvm::Value* idx = base.loads[l];
+        if (coeff_col(a) != 0) idx = b_.CreateNSWAdd(idx, b_.CreateNSWMul(j, i64c(coeff_col(a))));
+        in.push_back(emit_load(k_.loads[l], idx, [&](const kir::Affine& g) {
+          llvm::Value* v = outer_part(g);
+          return coeff_of(g, n_outer - 1) != 0
+                     ? b_.CreateNSWAdd(v, b_.CreateNSWMul(j, i64c(coeff_of(g, n_outer - 1))))
+                     : v;
+        }));
+      }
+      for (size_t k = 0; k < k_.indices.size(); ++k) {
+        const kir::Affine& a = k_.indices[k].value;
+        llvm::Value* v = base.indices[k];
+        if (coeff_col(a) != 0) v = b_.CreateNSWAdd(v, b_.CreateNSWMul(j, i64c(coeff_col(a))));
+        in.push_back(v);
+      }
+      for (size_t r = 0; r < nr; ++r) {
+        const DType t = st.reducers[r].type;
+        in.push_back(from_mem(b_.CreateLoad(mem_type(c_, t), elem(cur[r], jj)), t));
+      }
+      const std::vector<llvm::Value*> outs = emit_body(main_, in, false);
+      llvm::Value* pos = b_.CreateNSWAdd(row_start, j);
+      for (size_t o = 0; o < outs.size(); ++o) {
+        const DType t = k_.outputs[o].dtype;
+        b_.CreateStore(to_mem(outs[o], t),
+                       b_.CreateInBoundsGEP(mem_type(c_, t), bufs_[k_.inputs.size() + o], pos));
+      }
+    });
+    close_point_loop(pl, b_.CreateNSWAdd(row_start, jend, "p.next"));
+  }
+
   // ---- the scalar body ----
 
   llvm::Function* runtime_decl(const RuntimeFn& f) {
@@ -1152,6 +1406,19 @@ int map_interleave(const kir::Kernel& k) {
   for (const scalar::Instr& in : expand_math(k.body).instrs)
     ops += in.op != scalar::Op::kInput && in.op != scalar::Op::kConst;
   return ops >= kHeavyOps ? kInterleave : 1;
+}
+
+int64_t entry_grain(const kir::Kernel& k) {
+  constexpr int64_t kGrain = runtime::kElementwiseGrain;
+  if (k.stages.empty()) return kGrain;
+  const int64_t per = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, k.num_inner()));
+  return k.columns == 0 ? per : kColumnBlock;
+}
+
+int64_t column_grain(int64_t num_points, int threads) {
+  const int64_t share = (num_points + std::max(threads, 1) - 1) / std::max(threads, 1);
+  return std::clamp<int64_t>((share + 15) / 16 * 16, std::min<int64_t>(256, kColumnBlock),
+                             kColumnBlock);
 }
 
 std::unique_ptr<llvm::Module> emit_kernel(const kir::Kernel& k, const std::string& name,

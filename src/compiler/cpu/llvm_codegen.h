@@ -28,6 +28,7 @@
 // The caller adds the module to a JIT (llvm_jit.h) after setting its target.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -48,6 +49,15 @@ namespace tessera::compiler::cpu {
 // of at least 256 points runs 4 chains side by side. Reduction kernels keep LLVM's choice: their
 // lane loops already hold independent vectors.
 int map_interleave(const kir::Kernel& k);
+
+// Entry points per parallel chunk: runtime::kElementwiseGrain for a map kernel; outer points
+// of about that many points for a reduction kernel; for a column kernel the widest block of
+// columns the lowering folds together (long runs of each row stream best).
+int64_t entry_grain(const kir::Kernel& k);
+// A column kernel's chunk at run time: its widest block, narrower (down to 256 columns) when
+// wide blocks would leave some of `threads` idle. The bits never depend on it (each column's
+// order is the same whichever columns are folded together).
+int64_t column_grain(int64_t num_points, int threads);
 
 // The module of kernel k with its entry function called `name`. k must verify().
 std::unique_ptr<llvm::Module> emit_kernel(const kir::Kernel& k, const std::string& name,

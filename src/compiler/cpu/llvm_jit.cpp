@@ -148,6 +148,7 @@ struct CpuKernel::Code {
   Entry entry = nullptr;
   double ms = 0;
   int64_t grain = runtime::kElementwiseGrain;  // entry points (outer points) per chunk
+  bool columns = false;                        // a column kernel: column_grain at run time
   std::string llvm_ir, assembly;               // kept when asked for (KernelText)
   llvm::orc::ResourceTrackerSP tracker;
   ~Code() {
@@ -165,7 +166,9 @@ const std::string& CpuKernel::assembly() const { return code_->assembly; }
 void CpuKernel::run(std::span<void* const> buffers, int64_t num_points) const {
   const Entry e = code_->entry;
   void* const* b = buffers.data();
-  runtime::parallel_for(num_points, code_->grain, [e, b](int64_t lo, int64_t hi) { e(b, lo, hi); });
+  const int64_t grain =
+      code_->columns ? column_grain(num_points, runtime::num_threads()) : code_->grain;
+  runtime::parallel_for(num_points, grain, [e, b](int64_t lo, int64_t hi) { e(b, lo, hi); });
 }
 
 std::shared_ptr<const CpuKernel> compile_kernel(const kir::Kernel& k, KernelText text) {
@@ -229,9 +232,8 @@ std::shared_ptr<const CpuKernel> compile_kernel(const kir::Kernel& k, KernelText
       throw_internal(kLayer, "the target cannot emit object code");
     pm.run(*m);
   }
-  if (!k.stages.empty())
-    code->grain =
-        std::max<int64_t>(1, runtime::kElementwiseGrain / std::max<int64_t>(1, k.num_inner()));
+  code->grain = entry_grain(k);
+  code->columns = k.columns > 0;
   std::lock_guard<std::mutex> lock(J.mu);
   // Another thread may have compiled the same kernel meanwhile: share its code.
   if (std::shared_ptr<CpuKernel::Code> c = cached()) {
