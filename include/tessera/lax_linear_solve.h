@@ -112,6 +112,7 @@ flat::SolveFun flat_solve(const S& solve, const TreeDef& def, const char* fn, co
     T v = tessera::tree_unflatten<T>(def, std::vector<Array>(b.begin(), b.end()));
     std::function<T(const T&)> typed = typed_op<T>(op, def);
     if constexpr (std::is_void_v<Aux>) {
+      (void)aux_def;  // no aux structure to record
       return flatten_checked(solve(typed, v), def, fn, expected);
     } else {
       auto [x, aux] = solve(typed, v);

@@ -145,8 +145,8 @@ namespace {
 
 // Lattice nodes: the 13 numeric DTypes (same indices) plus the weak int i* and weak float f*.
 constexpr int kNumStrong = 13;
-constexpr int kWeakInt = 13;
-constexpr int kWeakFloat = 14;
+constexpr int kWeakInt = kNumStrong;
+constexpr int kWeakFloat = kNumStrong + 1;
 constexpr int kNumNodes = 15;
 
 constexpr int node(DType d) { return static_cast<int>(d); }

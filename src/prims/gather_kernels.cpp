@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "prims/kernel_util.h"
+#include "prims/scratch.h"
 #include "prims/slicing_kernels.h"
 #include "runtime/thread_pool.h"
 
@@ -210,7 +211,7 @@ inline void for_each_run(const CopyPlan& w, int64_t in0, int64_t out0, F&& f) {
 // Window starts are random addresses: a copy that waits for each row's first cache miss runs at
 // the memory's latency, not its bandwidth. So the points are located kAhead ahead of the copy
 // and the first bytes of each window are prefetched then (a ring of located points per task).
-constexpr int64_t kAhead = 16;
+constexpr int64_t kAhead = 64;
 constexpr int64_t kPrefetchBytes = 1024;  // per window: the hardware prefetcher does the rest
 // Gathers of single elements whose output is at most this many bytes skip the prefetch ring.
 constexpr int64_t kCachedBytes = int64_t{1} << 20;
@@ -227,7 +228,7 @@ struct Located {
 // the instruction is written out.
 inline void prefetch_line(const char* p) {
 #if defined(__x86_64__)
-  asm volatile("prefetcht0 (%0)" ::"r"(p));
+  asm volatile("prefetcht1 (%0)" ::"r"(p));
 #else
   __builtin_prefetch(p, 0, 3);
 #endif
@@ -352,26 +353,26 @@ inline T combine(T acc, T v) {
 }
 
 template <Combine C, class T>
-void scatter_typed(T* dst, const T* upd, const std::vector<int64_t>& base_op,
-                   const std::vector<int64_t>& base_up, const CopyPlan& w, int64_t operand_size) {
+void scatter_typed(T* dst, const T* upd, const int64_t* base_op, const int64_t* base_up,
+                   int64_t npoints, const CopyPlan& w, int64_t operand_size) {
   // The window plan's "in" is the operand (dst) and "out" the updates.
-  const int64_t npoints = static_cast<int64_t>(base_op.size());
   const int64_t wn = window_elems(w);
   int64_t span = 1;  // operand elements from a window's first to its last, plus one
   for (size_t d = 0; d < w.dims.size(); ++d) span += (w.dims[d] - 1) * std::abs(w.in_st[d]);
   const int64_t dst_st = w.in_st.back(), up_st = w.out_st.back();
   const int64_t pf_bytes =
       dst_st == 1 ? std::min(w.dims.back() * static_cast<int64_t>(sizeof(T)), kPrefetchBytes) : 1;
+  const int64_t up_pf_bytes =
+      up_st == 1 ? std::min(w.dims.back() * static_cast<int64_t>(sizeof(T)), kPrefetchBytes) : 1;
   const bool parallel = npoints * wn > kTaskElems && runtime::num_threads() > 1;
   const int64_t parts = parallel ? runtime::num_threads() : 1;
   runtime::parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
-    std::vector<int64_t> own;  // this part's points, in point order
+    ScratchBuf<int64_t> own(npoints, "scatter");  // this part's points, in point order
     for (int64_t part = p0; part < p1; ++part) {
       const int64_t lo = operand_size * part / parts, hi = operand_size * (part + 1) / parts;
       auto mine = [&](int64_t b) { return b >= 0 && b < hi && b + span > lo; };
       // One branch-free pass picks the part's points (a data-dependent branch per point would
       // mispredict half the time), so the update loop below and its prefetches see only them.
-      own.resize(static_cast<size_t>(npoints));
       int64_t count = 0;
       for (int64_t g = 0; g < npoints; ++g) {
         own[count] = g;
@@ -380,8 +381,11 @@ void scatter_typed(T* dst, const T* upd, const std::vector<int64_t>& base_op,
       for (int64_t k = 0; k < count; ++k) {
         // The destination windows are random rows: prefetch the one kScatterAhead points on.
         if (k + kScatterAhead < count) {
-          const char* p = reinterpret_cast<const char*>(dst + base_op[own[k + kScatterAhead]]);
+          const int64_t ga = own[k + kScatterAhead];
+          const char* p = reinterpret_cast<const char*>(dst + base_op[ga]);
           for (int64_t q = 0; q < pf_bytes; q += 64) prefetch_line(p + q);
+          const char* pu = reinterpret_cast<const char*>(upd + base_up[ga]);
+          for (int64_t q = 0; q < up_pf_bytes; q += 64) prefetch_line(pu + q);
         }
         const int64_t g = own[k];
         const int64_t b = base_op[g];
@@ -428,7 +432,7 @@ void scatter(void* out, const Array& updates, const Array& indices, const Window
   const CopyPlan w = window_plan(plan);
   if (npoints == 0 || window_elems(w) == 0) return;
   const Locator loc(plan, clamp);
-  std::vector<int64_t> base_op(static_cast<size_t>(npoints)), base_up(static_cast<size_t>(npoints));
+  ScratchBuf<int64_t> base_op(npoints, "scatter"), base_up(npoints, "scatter");
   dispatch_index(indices.dtype(), [&]<class I>() {
     const I* idx = static_cast<const I*>(indices.raw_data());
     runtime::parallel_for(npoints, kTaskElems, [&](int64_t g0, int64_t g1) {
@@ -448,15 +452,20 @@ void scatter(void* out, const Array& updates, const Array& indices, const Window
     const T* upd = static_cast<const T*>(updates.raw_data());
     switch (combine_kind) {
       case Combine::kSet:
-        return scatter_typed<Combine::kSet, T>(dst, upd, base_op, base_up, w, operand_size);
+        return scatter_typed<Combine::kSet, T>(dst, upd, base_op.data(), base_up.data(), npoints, w,
+                                               operand_size);
       case Combine::kAdd:
-        return scatter_typed<Combine::kAdd, T>(dst, upd, base_op, base_up, w, operand_size);
+        return scatter_typed<Combine::kAdd, T>(dst, upd, base_op.data(), base_up.data(), npoints, w,
+                                               operand_size);
       case Combine::kMul:
-        return scatter_typed<Combine::kMul, T>(dst, upd, base_op, base_up, w, operand_size);
+        return scatter_typed<Combine::kMul, T>(dst, upd, base_op.data(), base_up.data(), npoints, w,
+                                               operand_size);
       case Combine::kMin:
-        return scatter_typed<Combine::kMin, T>(dst, upd, base_op, base_up, w, operand_size);
+        return scatter_typed<Combine::kMin, T>(dst, upd, base_op.data(), base_up.data(), npoints, w,
+                                               operand_size);
       case Combine::kMax:
-        return scatter_typed<Combine::kMax, T>(dst, upd, base_op, base_up, w, operand_size);
+        return scatter_typed<Combine::kMax, T>(dst, upd, base_op.data(), base_up.data(), npoints, w,
+                                               operand_size);
     }
   });
 }

@@ -27,6 +27,7 @@
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
 #include "prims/reduce_tree.h"
+#include "prims/scratch.h"
 #include "runtime/thread_pool.h"
 #include "tessera/lax.h"
 
@@ -59,28 +60,9 @@ constexpr int64_t kRowChunk = int64_t{1} << 15;  // a long row is cut into chunk
 constexpr int64_t kColWidth = 4096;              // columns accumulated together
 constexpr int64_t kLeafRows = 8;                 // rows accumulated before pairing
 
-// Scratch memory (std::vector<bool> has no data()). Large blocks come from the device's caching
-// allocator, so steady-state reductions fault in no fresh pages.
+// Scratch memory (std::vector<bool> has no data()): scratch.h.
 template <class T>
-struct Buf {
-  explicit Buf(int64_t n = 0, const char* op = "reduce") {
-    const size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 0)) * sizeof(T);
-    if (bytes >= (size_t{1} << 16)) {
-      big_ = Buffer::allocate(default_device(), bytes, op);
-      p_ = static_cast<T*>(big_->data());
-    } else if (n > 0) {
-      small_.reset(new T[static_cast<size_t>(n)]);
-      p_ = small_.get();
-    }
-  }
-  T* data() { return p_; }
-  T& operator[](int64_t i) { return p_[i]; }
-
- private:
-  T* p_ = nullptr;
-  std::unique_ptr<T[]> small_;
-  std::shared_ptr<Buffer> big_;
-};
+using Buf = ScratchBuf<T>;
 
 // Each Op: kName, kAccepts<A> (the storage/compute types its primitive accepts), identity<A>()
 // and combine(a, b).
