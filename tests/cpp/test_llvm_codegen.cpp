@@ -743,6 +743,14 @@ TEST(LlvmCodegen, LongBodiesInterleaveAndKeepTheirBits) {
   EXPECT_EQ(compiler::cpu::map_interleave(elementwise(1000, in, heavy_body())), 4);
   EXPECT_EQ(compiler::cpu::map_interleave(elementwise(255, in, heavy_body())), 1);
   EXPECT_EQ(compiler::cpu::map_interleave(elementwise(1000, in, light_body())), 1);
+  {  // a bool output (bernoulli's): the vectorizer already widens; no interleave
+    scalar::Builder bl(in);
+    scalar::Value v = bl.lt(bl.unary(Op::kTanh, bl.log1p(bl.mul(bl.input(0), bl.input(1)))),
+                            bl.unary(Op::kTanh, bl.input(1)));
+    Kernel kb = elementwise(1000, in, std::move(bl).finish({&v, 1}));
+    EXPECT_EQ(compiler::cpu::map_interleave(kb), 1);
+    expect_same(kb, g);
+  }
   for (int64_t n : {256, 257, 1000, 1037, 4099}) {
     SCOPED_TRACE(n);
     expect_same(elementwise(n, in, heavy_body()), g);

@@ -46,8 +46,9 @@ namespace tessera::compiler::cpu {
 // erf_inv's log1p and polynomial: at least 40 operations after expand_math) is one dependency
 // chain per point; LLVM's vectorizer keeps one vector of points per iteration for a loop that
 // large and the core then waits on the chain's latency, so such a body over an inner dimension
-// of at least 256 points runs 4 chains side by side. Reduction kernels keep LLVM's choice: their
-// lane loops already hold independent vectors.
+// of at least 256 points runs 4 chains side by side — unless it moves elements narrower than 32
+// bits (the vectorizer then already widens past one vector per iteration). Reduction kernels
+// keep LLVM's choice: their lane loops already hold independent vectors.
 int map_interleave(const kir::Kernel& k);
 
 // Entry points per parallel chunk: runtime::kElementwiseGrain for a map kernel; outer points
