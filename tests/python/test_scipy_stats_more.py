@@ -247,10 +247,12 @@ def test_gaussian_kde_vs_scipy(x64, rng, d, bw, weighted):
 def test_gaussian_kde_resample_moments(x64, rng):
     data = rng.standard_normal((2, 25)) * np.array([[1.0], [3.0]]) + np.array([[2.0], [-1.0]])
     kde = tst.gaussian_kde(jnp.asarray(data))
-    s = np.asarray(kde.resample(jrandom.PRNGKey(int(rng.integers(1 << 30))), (20000,)))
-    assert s.shape == (2, 20000)
-    # mixture mean = data mean; covariance = data (biased) covariance + kernel covariance
-    np.testing.assert_allclose(s.mean(1), data.mean(1), atol=0.1)
+    s = np.asarray(kde.resample(jrandom.PRNGKey(0), (200000,)))
+    assert s.shape == (2, 200000)
+    # mixture mean = data mean; covariance = data (biased) covariance + kernel covariance.
+    # Standard errors at 2e5 draws (variances <= ~12): means <= 0.008, covariances <= 0.04;
+    # the bounds are >= 6 of them (p < 1e-6 for any data the rng draws).
+    np.testing.assert_allclose(s.mean(1), data.mean(1), atol=0.05)
     want_cov = np.cov(data, bias=True) + np.asarray(kde.covariance)
     np.testing.assert_allclose(np.cov(s), want_cov, rtol=0.08, atol=0.08)
 
