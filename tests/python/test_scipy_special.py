@@ -81,6 +81,10 @@ CANCEL_SCALE = {
                               + np.abs(p * np.log(np.abs(q) + 1e-300))),
     "kl_div": lambda p, q: (np.abs(p * np.log(np.abs(p) + 1e-300))
                             + np.abs(p * np.log(np.abs(q) + 1e-300)) + np.abs(p) + np.abs(q)),
+    # gammaln's roots (1, 2 and one or two in every negative unit interval): eps times the
+    # terms' size (x psi(x), and log(pi / |sin pi x|) - gammaln(1 - x) from the reflection)
+    "gammaln": lambda x: 1 + np.abs(x * ss.digamma(x))
+    + np.where(x < 0.5, np.abs(ss.gammaln(1 - x)) + np.abs(np.log(np.abs(np.sin(np.pi * x)))), 0),
     # digamma's roots (x0 = 1.4616 and one in every negative unit interval): the error is
     # absolute, eps times the terms' size (x psi'(x), and pi cot(pi x) from the reflection)
     "digamma": lambda x: 1 + np.abs(x * ss.polygamma(1, x))
