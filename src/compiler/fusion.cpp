@@ -14,6 +14,7 @@
 #include "compiler/index_map.h"
 #include "compiler/reduce_rule.h"
 #include "core/env.h"
+#include "prims/reduce_order.h"
 #include "tessera/errors.h"
 
 namespace tessera::compiler {
@@ -108,7 +109,7 @@ struct FusedReduction {
 // (reduce_contig), in the order a stage reproduces (cpu/llvm_codegen.h); beyond, it splits
 // rows into chunks over threads. Column reductions keep the same bound (the lowering's schedule
 // grows with it).
-constexpr int64_t kMaxFusedReduction = int64_t{1} << 15;
+constexpr int64_t kMaxFusedReduction = prims::reduce_order::kRowChunk;
 
 std::optional<FusedReduction> fusible_reduction(const JaxprEqn& e) {
   const Primitive& p = *e.primitive;
@@ -148,7 +149,7 @@ std::optional<FusedReduction> fusible_reduction(const JaxprEqn& e) {
   if (reduced_groups > 1 || R > kMaxFusedReduction) return std::nullopt;
   FusedReduction f;
   if (I > 1) {
-    if (!(I >= 32 || R / (256 / I) < 2)) return std::nullopt;  // eager's narrow path
+    if (prims::reduce_order::narrow_column_path(R, I)) return std::nullopt;  // stays eager
     f.columns = I;
   }
   f.space_of.assign(x.size(), 0);

@@ -26,6 +26,7 @@
 #include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
+#include "prims/reduce_order.h"
 #include "prims/reduce_tree.h"
 #include "prims/scratch.h"
 #include "runtime/thread_pool.h"
@@ -51,14 +52,16 @@ using runtime::parallel_for;
 constexpr int64_t kTaskElems = int64_t{1} << 16;  // elements per parallel task, at least
 // Lanes of the contiguous reduction: 256 bytes of accumulators (8 AVX registers); a block is
 // 8 elements per lane, summed in order before the pairing.
+// The order's constants are reduce_order.h's (the compiler reproduces it).
 template <class Acc>
-inline constexpr int64_t kLanes = std::max<int64_t>(8, 256 / sizeof(Acc));
+inline constexpr int64_t kLanes =
+    reduce_order::lanes_for_bytes(static_cast<int64_t>(sizeof(Acc)));
 template <class Acc>
-inline constexpr int64_t kBlock = 8 * kLanes<Acc>;
-constexpr int64_t kHalfBlock = kBlock<float>;    // 16-bit floats convert this many at a time
-constexpr int64_t kRowChunk = int64_t{1} << 15;  // a long row is cut into chunks of this
-constexpr int64_t kColWidth = 4096;              // columns accumulated together
-constexpr int64_t kLeafRows = 8;                 // rows accumulated before pairing
+inline constexpr int64_t kBlock = reduce_order::kPerLane * kLanes<Acc>;
+constexpr int64_t kHalfBlock = kBlock<float>;  // 16-bit floats convert this many at a time
+using reduce_order::kColWidth;
+using reduce_order::kLeafRows;
+using reduce_order::kRowChunk;
 
 // Scratch memory (std::vector<bool> has no data()): scratch.h.
 template <class T>
@@ -259,13 +262,13 @@ Acc reduce_contig(const In* p, int64_t n) {
       levels[top++] = lvl;
     }
   } else {
-    if (n < 16) {
+    if (n < reduce_order::kShortRow) {
       Acc a = Op::template identity<Acc>();
       for (int64_t i = 0; i < n; ++i) a = Op::combine(a, ld<Acc>(p[i]));
       return a;
     }
     constexpr int64_t L = kLanes<Acc>, kB = kBlock<Acc>, kPer = kB / L;
-    if (n < kB) return reduce_lanes<Op, Acc, 8>(p, n);
+    if (n < kB) return reduce_lanes<Op, Acc, reduce_order::kSmallRowLanes>(p, n);
     constexpr int kMaxLevels = 64;
     Acc stack[kMaxLevels][L];
     int levels[kMaxLevels], top = 0;
@@ -305,7 +308,7 @@ Acc reduce_contig(const In* p, int64_t n) {
 // out[o] = reduce(in[o, 0:R]) for o < O.
 template <class Op, class Acc, class In>
 void reduce_rows(const In* in, int64_t O, int64_t R, Acc* out) {
-  if (R < 16) {  // short rows: in order, inline
+  if (R < reduce_order::kShortRow) {  // short rows: in order, inline
     parallel_for(O, std::max<int64_t>(1, kTaskElems / R), [&](int64_t o0, int64_t o1) {
       for (int64_t o = o0; o < o1; ++o) {
         Acc a = Op::template identity<Acc>();
@@ -354,7 +357,7 @@ void col_block(const In* p, int64_t ld_, int64_t rows, int64_t w, Acc* out, Acc*
     }
     return;
   }
-  const int64_t half = (rows / 2 + kLeafRows - 1) / kLeafRows * kLeafRows;
+  const int64_t half = reduce_order::leaf_half(rows);
   col_block<Op>(p, ld_, half, w, out, scratch);
   col_block<Op>(p + half * ld_, ld_, rows - half, w, scratch, scratch + w);
   for (int64_t j = 0; j < w; ++j) out[j] = Op::combine(out[j], scratch[j]);
@@ -363,7 +366,7 @@ void col_block(const In* p, int64_t ld_, int64_t rows, int64_t w, Acc* out, Acc*
 inline int64_t col_depth(int64_t rows) {
   int64_t d = 1;
   while (rows > kLeafRows) {
-    rows = (rows / 2 + kLeafRows - 1) / kLeafRows * kLeafRows;
+    rows = reduce_order::leaf_half(rows);
     ++d;
   }
   return d + 1;
@@ -374,7 +377,7 @@ template <class Op, class Acc, class In>
 void reduce_cols_wide(const In* in, int64_t O, int64_t R, int64_t I, int64_t ostride, Acc* out) {
   const int64_t nb = (I + kColWidth - 1) / kColWidth;
   const int64_t wmax = std::min(I, kColWidth);
-  const int64_t rchunk = std::max<int64_t>(256, (int64_t{1} << 18) / wmax);
+  const int64_t rchunk = reduce_order::column_chunk_rows(I);
   const int64_t nrc = (R + rchunk - 1) / rchunk;
   Buf<Acc> partial(nrc > 1 ? O * nrc * I : 0, Op::kName);
   Acc* dest = nrc > 1 ? partial.data() : out;
@@ -407,9 +410,9 @@ void reduce_cols_wide(const In* in, int64_t O, int64_t R, int64_t I, int64_t ost
 // vectorize), the R % k leftover rows are added into that wide row, then its k parts are paired.
 template <class Op, class Acc, class In>
 void reduce_cols(const In* in, int64_t O, int64_t R, int64_t I, Acc* out) {
-  constexpr int64_t kFoldWidth = 256;
-  const int64_t k = kFoldWidth / I;
-  if (I >= 32 || R / k < 2) return reduce_cols_wide<Op>(in, O, R, I, R * I, out);
+  if (!reduce_order::narrow_column_path(R, I))
+    return reduce_cols_wide<Op>(in, O, R, I, R * I, out);
+  const int64_t k = reduce_order::kFoldWidth / I;
   const int64_t R2 = R / k, W = k * I;
   Buf<Acc> wide(O * W, Op::kName);
   reduce_cols_wide<Op>(in, O, R2, W, R * I, wide.data());

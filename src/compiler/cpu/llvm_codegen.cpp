@@ -24,6 +24,7 @@
 
 #include "compiler/math_expand.h"
 #include "compiler/scalar_runtime.h"
+#include "prims/reduce_order.h"
 #include "runtime/thread_pool.h"
 #include "tessera/errors.h"
 
@@ -344,7 +345,7 @@ class Emitter {
   // and bool fold exactly in any order, so they take at most 64.
   static int64_t lanes_of(DType t) {
     const int64_t bytes = t == DType::kBool ? 1 : static_cast<int64_t>(itemsize(t));
-    const int64_t l = std::max<int64_t>(8, 256 / bytes);
+    const int64_t l = prims::reduce_order::lanes_for_bytes(bytes);
     return is_floating(t) ? l : std::min<int64_t>(l, 64);
   }
 
@@ -615,19 +616,20 @@ class Emitter {
             put(r, cur(r, l), combine(st.reducers[r], get(r, cur(r, l)), get(r, cur(r, l2))));
         });
     };
-    const int64_t n = k_.num_inner(), block = 8 * L;
+    namespace ro = prims::reduce_order;
+    const int64_t n = k_.num_inner(), block = ro::kPerLane * L;
     if (n == 1) {
       const std::vector<llvm::Value*> v = values(i64c(0));  // the value itself, as eagerly
       rows.insert(rows.end(), v.begin(), v.begin() + static_cast<std::ptrdiff_t>(nr));
       return;
     }
-    if (n < 16) {
+    if (n < ro::kShortRow) {
       init(1);
       counted_loop(0, n, "seq", [&](llvm::Value* t) { fold(i64c(0), t, false); });
     } else if (n < block) {
-      init(8);
-      lanes_over(0, n, 8);
-      tree(8);
+      init(ro::kSmallRowLanes);
+      lanes_over(0, n, ro::kSmallRowLanes);
+      tree(ro::kSmallRowLanes);
     } else {
       const int64_t nblocks = n / block;
       const bool prefetch = s + 1 == k_.stages.size() && s > 0;
@@ -714,7 +716,9 @@ class Emitter {
       a.lanes = lanes_of(st.reducers.at(0).type);
       // Counter levels: popcount of a block number below n / (8 L) is at most its bit width.
       const uint64_t levels =
-          static_cast<uint64_t>(std::bit_width(static_cast<uint64_t>(n / (8 * a.lanes)))) + 1;
+          static_cast<uint64_t>(std::bit_width(
+              static_cast<uint64_t>(n / (prims::reduce_order::kPerLane * a.lanes)))) +
+          1;
       for (const kir::Reducer& r : st.reducers) {
         llvm::Type* lanes =
             llvm::ArrayType::get(mem_type(c_, r.type), static_cast<uint64_t>(a.lanes));
@@ -784,9 +788,10 @@ class Emitter {
   //
   // The space is [outer..., inner...] with `columns` = I, standing for the reduction over R of
   // an [O, R, I] operand (kernel_ir.h). Eager (reductions.cpp, reduce_cols_wide) folds each
-  // column over R rows cut into chunks of rchunk = max(256, 2^18 / min(I, 4096)) rows; a chunk
-  // by col_block (at most 8 rows in order, else the first ceil8(rows / 2) rows and the rest
-  // folded separately and combined, left first); the chunks' partials again by col_block. That
+  // column over R rows cut into chunks of column_chunk_rows(I) rows (prims/reduce_order.h); a
+  // chunk by col_block (at most kLeafRows rows in order, else the first leaf_half(rows) rows and
+  // the rest folded separately and combined, left first); the chunks' partials again by
+  // col_block. That
   // order depends on R and I only, never on which columns are computed together, so the
   // lowering takes blocks of up to kColumnBlock consecutive points of the last outer dimension
   // (in one of its rows: the loads are affine along it) and runs the order as a schedule — a
@@ -801,7 +806,7 @@ class Emitter {
   };
 
   static ColumnSchedule column_schedule(int64_t R, int64_t I) {
-    constexpr int64_t kLeafRows = 8, kColWidth = 4096;
+    namespace ro = prims::reduce_order;
     ColumnSchedule sc;
     int64_t level = 0;
     auto ev = [&](int64_t kind, int64_t r0, int64_t n) {
@@ -809,20 +814,19 @@ class Emitter {
       if (kind == kPush) sc.depth = std::max(sc.depth, ++level);
       if (kind == kCombine) --level;
     };
-    auto ceil8_half = [](int64_t n) { return (n / 2 + kLeafRows - 1) / kLeafRows * kLeafRows; };
     std::function<void(int64_t, int64_t)> rows = [&](int64_t r0, int64_t n) {
-      if (n <= kLeafRows) return ev(kLeaf, r0, n);
-      const int64_t half = ceil8_half(n);
+      if (n <= ro::kLeafRows) return ev(kLeaf, r0, n);
+      const int64_t half = ro::leaf_half(n);
       rows(r0, half);
       ev(kPush, 0, 0);
       rows(r0 + half, n - half);
       ev(kCombine, 0, 0);
     };
-    const int64_t rchunk = std::max<int64_t>(256, (int64_t{1} << 18) / std::min(I, kColWidth));
+    const int64_t rchunk = ro::column_chunk_rows(I);
     const int64_t nrc = (R + rchunk - 1) / rchunk;
     auto chunk = [&](int64_t c) { rows(c * rchunk, std::min(rchunk, R - c * rchunk)); };
     std::function<void(int64_t, int64_t)> partials = [&](int64_t c0, int64_t n) {
-      if (n <= kLeafRows) {
+      if (n <= ro::kLeafRows) {
         chunk(c0);
         for (int64_t c = 1; c < n; ++c) {
           ev(kPush, 0, 0);
@@ -831,7 +835,7 @@ class Emitter {
         }
         return;
       }
-      const int64_t half = ceil8_half(n);
+      const int64_t half = ro::leaf_half(n);
       partials(c0, half);
       ev(kPush, 0, 0);
       partials(c0 + half, n - half);
