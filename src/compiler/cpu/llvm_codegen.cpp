@@ -148,7 +148,8 @@ class Emitter {
 
   // Marks the loop whose latch is `latch` with llvm.loop.interleave.count (map_interleave).
   void interleave(llvm::BranchInst* latch) {
-    const int n = map_interleave(k_);
+    if (interleave_count_ < 0) interleave_count_ = map_interleave(k_);  // once per kernel
+    const int n = interleave_count_;
     if (n <= 1) return;
     llvm::Metadata* count[] = {llvm::MDString::get(c_, "llvm.loop.interleave.count"),
                                llvm::ConstantAsMetadata::get(b_.getInt32(n))};
@@ -1400,6 +1401,7 @@ class Emitter {
   std::vector<StageArrays> arrays_;       // per stage
   std::vector<llvm::AllocaInst*> saved_;  // per saved value: [inner points]
   std::vector<DType> saved_types_;
+  int interleave_count_ = -1;  // map_interleave(k_), once computed
 };
 
 }  // namespace
