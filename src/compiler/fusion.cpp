@@ -14,7 +14,7 @@
 #include "compiler/index_map.h"
 #include "compiler/reduce_rule.h"
 #include "core/env.h"
-#include "prims/reduce_order.h"
+#include "compiler/reduce_order.h"
 #include "tessera/errors.h"
 
 namespace tessera::compiler {
@@ -109,7 +109,7 @@ struct FusedReduction {
 // (reduce_contig), in the order a stage reproduces (cpu/llvm_codegen.h); beyond, it splits
 // rows into chunks over threads. Column reductions keep the same bound (the lowering's schedule
 // grows with it).
-constexpr int64_t kMaxFusedReduction = prims::reduce_order::kRowChunk;
+constexpr int64_t kMaxFusedReduction = reduce_order::kRowChunk;
 
 std::optional<FusedReduction> fusible_reduction(const JaxprEqn& e) {
   const Primitive& p = *e.primitive;
@@ -149,7 +149,7 @@ std::optional<FusedReduction> fusible_reduction(const JaxprEqn& e) {
   if (reduced_groups > 1 || R > kMaxFusedReduction) return std::nullopt;
   FusedReduction f;
   if (I > 1) {
-    if (prims::reduce_order::narrow_column_path(R, I)) return std::nullopt;  // stays eager
+    if (reduce_order::narrow_column_path(R, I)) return std::nullopt;  // stays eager
     f.columns = I;
   }
   f.space_of.assign(x.size(), 0);

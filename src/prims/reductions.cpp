@@ -26,7 +26,7 @@
 #include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
-#include "prims/reduce_order.h"
+#include "compiler/reduce_order.h"
 #include "prims/reduce_tree.h"
 #include "prims/scratch.h"
 #include "runtime/thread_pool.h"

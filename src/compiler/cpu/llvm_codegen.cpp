@@ -24,7 +24,7 @@
 
 #include "compiler/math_expand.h"
 #include "compiler/scalar_runtime.h"
-#include "prims/reduce_order.h"
+#include "compiler/reduce_order.h"
 #include "runtime/thread_pool.h"
 #include "tessera/errors.h"
 
@@ -346,7 +346,7 @@ class Emitter {
   // and bool fold exactly in any order, so they take at most 64.
   static int64_t lanes_of(DType t) {
     const int64_t bytes = t == DType::kBool ? 1 : static_cast<int64_t>(itemsize(t));
-    const int64_t l = prims::reduce_order::lanes_for_bytes(bytes);
+    const int64_t l = reduce_order::lanes_for_bytes(bytes);
     return is_floating(t) ? l : std::min<int64_t>(l, 64);
   }
 
@@ -617,7 +617,7 @@ class Emitter {
             put(r, cur(r, l), combine(st.reducers[r], get(r, cur(r, l)), get(r, cur(r, l2))));
         });
     };
-    namespace ro = prims::reduce_order;
+    namespace ro = reduce_order;
     const int64_t n = k_.num_inner(), block = ro::kPerLane * L;
     if (n == 1) {
       const std::vector<llvm::Value*> v = values(i64c(0));  // the value itself, as eagerly
@@ -718,7 +718,7 @@ class Emitter {
       // Counter levels: popcount of a block number below n / (8 L) is at most its bit width.
       const uint64_t levels =
           static_cast<uint64_t>(std::bit_width(
-              static_cast<uint64_t>(n / (prims::reduce_order::kPerLane * a.lanes)))) +
+              static_cast<uint64_t>(n / (reduce_order::kPerLane * a.lanes)))) +
           1;
       for (const kir::Reducer& r : st.reducers) {
         llvm::Type* lanes =
@@ -789,7 +789,7 @@ class Emitter {
   //
   // The space is [outer..., inner...] with `columns` = I, standing for the reduction over R of
   // an [O, R, I] operand (kernel_ir.h). Eager (reductions.cpp, reduce_cols_wide) folds each
-  // column over R rows cut into chunks of column_chunk_rows(I) rows (prims/reduce_order.h); a
+  // column over R rows cut into chunks of column_chunk_rows(I) rows (compiler/reduce_order.h); a
   // chunk by col_block (at most kLeafRows rows in order, else the first leaf_half(rows) rows and
   // the rest folded separately and combined, left first); the chunks' partials again by
   // col_block. That
@@ -807,7 +807,7 @@ class Emitter {
   };
 
   static ColumnSchedule column_schedule(int64_t R, int64_t I) {
-    namespace ro = prims::reduce_order;
+    namespace ro = reduce_order;
     ColumnSchedule sc;
     int64_t level = 0;
     auto ev = [&](int64_t kind, int64_t r0, int64_t n) {

@@ -1,4 +1,4 @@
-// The order in which the eager reduction kernels (reductions.cpp) combine elements, in one
+// The order in which the eager reduction kernels (prims/reductions.cpp) combine elements, in one
 // place. Floating-point reductions are not associative, so this order *is* the result's bits:
 // the compiler's fused reductions (compiler/fusion.cpp decides what fuses, cpu/llvm_codegen.cpp
 // emits the same order) read it from here, and a change here changes eager and jit together.
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
-namespace tessera::prims::reduce_order {
+namespace tessera::reduce_order {
 
 // ---- rows (the reduced elements contiguous): reduce_rows / reduce_contig ----
 
@@ -49,4 +49,4 @@ constexpr bool narrow_column_path(int64_t R, int64_t I) {
   return I < kNarrowColumns && R / (kFoldWidth / I) >= 2;
 }
 
-}  // namespace tessera::prims::reduce_order
+}  // namespace tessera::reduce_order
