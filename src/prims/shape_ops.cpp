@@ -511,16 +511,27 @@ void iota_kernel(T* out, const Shape& shape, int64_t dim) {
   for (int64_t d = 0; d < dim; ++d) outer *= shape[d];
   for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
   const int64_t n = shape[dim];
+  auto value = [](int64_t i) -> T {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<uint64_t>(i));  // wraps as XLA's iota
+    else
+      return kernels::store<T>(static_cast<kernels::compute_t<T>>(i));
+  };
+  // Rows r = (o, i) of `inner` equal values; a task finds its first row's i by one division,
+  // then walks runs of consecutive i (a loop of value(i) per element that vectorizes).
   parallel_for(outer * n, std::max<int64_t>(1, kTaskElems / std::max<int64_t>(inner, 1)),
                [&](int64_t r0, int64_t r1) {
-                 for (int64_t r = r0; r < r1; ++r) {
-                   const int64_t i = r % n;
-                   T v;
-                   if constexpr (std::is_integral_v<T>)
-                     v = static_cast<T>(static_cast<uint64_t>(i));  // wraps as XLA's iota
-                   else
-                     v = kernels::store<T>(static_cast<kernels::compute_t<T>>(i));
-                   std::fill(out + r * inner, out + (r + 1) * inner, v);
+                 int64_t r = r0;
+                 while (r < r1) {
+                   const int64_t i0 = r % n;
+                   const int64_t end = std::min(r1, r + (n - i0));
+                   if (inner == 1) {
+                     for (int64_t q = r; q < end; ++q) out[q] = value(i0 + (q - r));
+                   } else {
+                     for (int64_t q = r; q < end; ++q)
+                       std::fill(out + q * inner, out + (q + 1) * inner, value(i0 + (q - r)));
+                   }
+                   r = end;
                  }
                });
 }

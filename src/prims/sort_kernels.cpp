@@ -309,6 +309,40 @@ void gather_row(const Operand& op, int64_t base, int64_t stride, int64_t n, cons
   });
 }
 
+// A key with a value operand as wide as the index (sort_key_val of 32-bit keys and values:
+// random.permutation's rounds, argsort-by-key pipelines) on the radix path: the values' bits
+// ride through the passes in the index's place, so no permutation is built and no gather
+// follows. Only for keys whose every value is its key's inverse (not floats: zeros and NaNs
+// share keys and are read back through the index). Stable like the index path, so the same
+// result.
+template <class T, class Idx>
+void sort_key_payload(std::span<const Operand> ops, int64_t base, int64_t stride, int64_t n,
+                      Scratch<Idx>& s) {
+  using Tr = KeyTraits<T>;
+  using K = typename Tr::K;
+  const T* x = static_cast<const T*>(ops[0].in) + base;
+  const Idx* v = static_cast<const Idx*>(ops[1].in) + base;
+  K* k0 = s.k0.template get<K>(n, s.device);
+  K* k1 = s.k1.template get<K>(n, s.device);
+  Idx* i0 = s.i0.template get<Idx>(n, s.device);
+  Idx* i1 = s.i1.template get<Idx>(n, s.device);
+  maybe_parallel(n, [&](int64_t a, int64_t b) {
+    for (int64_t j = a; j < b; ++j) {
+      k0[j] = Tr::key(x[j * stride]);
+      i0[j] = v[j * stride];
+    }
+  });
+  auto [kr, ir] = radix_sort<K, Idx>(k0, i0, k1, i1, n);
+  T* out = static_cast<T*>(ops[0].out) + base;
+  Idx* vout = static_cast<Idx*>(ops[1].out) + base;
+  maybe_parallel(n, [&](int64_t a, int64_t b) {
+    for (int64_t k = a; k < b; ++k) {
+      out[k * stride] = Tr::value(kr[k]);
+      vout[k * stride] = ir[k];
+    }
+  });
+}
+
 template <class Idx>
 void sort_row(std::span<const Operand> ops, int64_t num_keys, int64_t base, int64_t stride,
               int64_t n, Scratch<Idx>& s) {
@@ -322,6 +356,10 @@ void sort_row(std::span<const Operand> ops, int64_t num_keys, int64_t base, int6
     using K = typename Tr::K;
     if (ops.size() == 1 && n >= kRadixMin)
       return sort_keys_only<T, Idx>(ops[0], base, stride, n, s);
+    if constexpr (!Tr::kFloat) {
+      if (ops.size() == 2 && n >= kRadixMin && itemsize(ops[1].dtype) == sizeof(Idx))
+        return sort_key_payload<T, Idx>(ops, base, stride, n, s);
+    }
     const T* x = static_cast<const T*>(ops[0].in) + base;
     const K* keys = nullptr;
     const Idx* perm = argsort_one_key<T, Idx>(x, stride, n, Method::kAuto, s, &keys);

@@ -478,3 +478,21 @@ def test_slice_family_vs_numpy(rng):
     np.testing.assert_allclose(np.asarray(g), np.full_like(v, 3.0))
     out = tessera.vmap(lambda a: lax.rev(lax.slice_in_dim(a, 1, 5), (0,)))(x)
     check(out, v[:, 1:5][:, ::-1], "float32")
+
+
+def test_iota_large_shapes_every_dimension():
+    """Iotas big enough to be split over threads, with rows crossing the tasks' boundaries,
+    along every dimension (inner sizes 1 and > 1), in wrapping and float dtypes, against NumPy."""
+    for shape in [(3, 70_001), (70_001, 3), (5, 40_000, 2), (1 << 18,)]:
+        for dim in range(len(shape)):
+            for dt in [np.int32, np.uint8, np.int16, np.float32]:
+                got = np.asarray(tessera.lax.broadcasted_iota(dt, shape, dim))
+                idx = np.arange(shape[dim], dtype=np.int64)
+                if np.issubdtype(dt, np.integer):  # XLA's iota wraps in narrow integers
+                    idx = idx.astype(np.uint64).astype(dt)
+                else:
+                    idx = idx.astype(dt)
+                bshape = [1] * len(shape)
+                bshape[dim] = shape[dim]
+                want = np.broadcast_to(idx.reshape(bshape), shape)
+                assert got.dtype == dt and np.array_equal(got, want), (shape, dim, dt)

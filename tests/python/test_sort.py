@@ -87,6 +87,31 @@ def test_stability_of_argsort_on_large_arrays(rng, x64):
         same_bits(jnp.sort(v), v[np.argsort(v, kind="stable")])
 
 
+def test_sort_key_val_large_rows_move_values_bit_exactly(rng):
+    """Integer keys with 32-bit values above the radix threshold (the values ride through the
+    passes in place of the index): ties stable, the values' bits exact (NaN payloads, -0.0),
+    rows along either dimension (strided), against NumPy's stable argsort."""
+    n = 20_000
+    for kdt in ["int32", "uint32", "int8", "uint16"]:
+        info = np.iinfo(kdt)
+        keys = rng.integers(max(info.min, -50), min(info.max, 50), size=(3, n)).astype(kdt)
+        bits = rng.integers(0, 2**32, size=(3, n), dtype=np.uint64).astype(np.uint32)
+        bits[:, :7] = [0x7FC00001, 0xFFC00002, 0x80000000, 0, 0x7F800000, 0xFF800000, 0x7FBFFFFF]
+        fvals = bits.view(np.float32)
+        ivals = bits.view(np.int32)
+        for vals in (fvals, ivals, bits):
+            for dim in (1, 0):
+                kk = keys if dim == 1 else np.ascontiguousarray(keys.T)
+                vv = vals if dim == 1 else np.ascontiguousarray(vals.T)
+                k, v = lax.sort_key_val(jnp.asarray(kk), jnp.asarray(vv), dimension=dim)
+                perm = np.argsort(kk, axis=dim, kind="stable")
+                assert np.array_equal(np.asarray(k), np.take_along_axis(kk, perm, axis=dim))
+                got = np.asarray(v)
+                assert got.dtype == vv.dtype
+                want = np.take_along_axis(vv, perm, axis=dim)
+                assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 def test_several_operands_and_keys(rng):
     shape = (4, 50)
     k0 = rng.integers(-2, 3, size=shape).astype(np.int8)
