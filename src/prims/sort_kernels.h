@@ -9,7 +9,10 @@
 // One key: rows of at least kRadixMin elements are sorted by a least-significant-digit radix
 // sort (8-bit digits, passes whose digit is the same everywhere skipped) of (key, index) pairs;
 // rows of at least kParallelRadixMin elements split each pass into blocks with per-block
-// histograms (parallel). Shorter rows sort (key, index) pairs with std::sort (the index breaks
+// histograms (parallel); when their most significant digit is spread (no bucket over n / 16)
+// such rows first split by it in one parallel pass and sort each of the 256 buckets by the
+// remaining digits in cache, the buckets in parallel (skewed digits — floats' exponents, small
+// integers — keep the plain passes). Shorter rows sort (key, index) pairs with std::sort (the index breaks
 // ties: stable). Several keys: a comparison sort of indices over the keys in order, then the
 // index. The key operand's output is rebuilt from the sorted keys where the key is invertible
 // (everything but zeros and NaNs, whose bits are read back from the input); other operands are

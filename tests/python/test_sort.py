@@ -112,6 +112,32 @@ def test_sort_key_val_large_rows_move_values_bit_exactly(rng):
                 assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
+def test_long_rows_with_spread_top_digits(rng):
+    """Rows long enough that the radix sort first splits by the most significant digit and
+    sorts each bucket in cache: keys spread over the top byte with many exact ties (stability),
+    full-range signed integers, and floats spread over every exponent with zeros of both signs
+    and NaNs — argsort, sort_key_val and sort against NumPy's stable sort."""
+    n = 300_001
+    top = rng.integers(0, 256, n).astype(np.uint32) << np.uint32(24)
+    cases = {
+        "u32_ties": top | rng.integers(0, 4, n).astype(np.uint32),
+        "i32": rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32),
+        "f32_spread": (rng.choice([-1, 1], n) * 10.0 ** rng.uniform(-30, 30, n)).astype(np.float32),
+    }
+    f = cases["f32_spread"]
+    f[rng.integers(0, n, 200)] = 0.0
+    f[rng.integers(0, n, 200)] = -0.0
+    f[rng.integers(0, n, 200)] = np.nan
+    for name, v in cases.items():
+        perm = np.argsort(v, kind="stable")
+        assert np.array_equal(np.asarray(jnp.argsort(v)), perm), name
+        same_bits(jnp.sort(v), v[perm])
+        vals = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+        k, p = lax.sort_key_val(jnp.asarray(v), jnp.asarray(vals))
+        same_bits(k, v[perm])
+        assert np.array_equal(np.asarray(p), vals[perm]), name
+
+
 def test_several_operands_and_keys(rng):
     shape = (4, 50)
     k0 = rng.integers(-2, 3, size=shape).astype(np.int8)
