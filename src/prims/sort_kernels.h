@@ -13,15 +13,15 @@
 // such rows first split by it in one parallel pass and sort each of the 256 buckets by the
 // remaining digits in cache, the buckets in parallel (skewed digits — floats' exponents, small
 // integers — keep the plain passes). Shorter rows sort (key, index) pairs with std::sort (the
-// index breaks ties: stable). Several keys: a comparison sort of indices over the keys in
-// order, then the index. The key operand's output is rebuilt from the sorted keys where the key is invertible
-// (everything but zeros and NaNs, whose bits are read back from the input); other operands are
-// gathered through the permutation — except one value operand as wide as the index under a
-// non-float key, whose bits ride through the radix passes in the index's place. A lone operand
-// on the radix path moves its keys only (no index): the runs of zeros and of NaNs are refilled
-// from the input in input order, which is their stable order. Independent rows run in parallel
-// on the runtime's pool; long rows' scratch comes from the device's caching allocator (no fresh
-// pages in steady state).
+// index breaks ties: stable). Several keys: a comparison sort of indices over the keys in order,
+// then the index. The key operand's output is rebuilt from the sorted keys where the key is
+// invertible (everything but zeros and NaNs, whose bits are read back from the input); other
+// operands are gathered through the permutation — except one value operand as wide as the index
+// under a non-float key, whose bits ride through the radix passes in the index's place. A lone
+// operand on the radix path moves its keys only (no index): the runs of zeros and of NaNs are
+// refilled from the input in input order, which is their stable order. Independent rows run in
+// parallel on the runtime's pool; long rows' scratch comes from the device's caching allocator
+// (no fresh pages in steady state).
 #pragma once
 
 #include <cstdint>
