@@ -12,9 +12,9 @@
 #include <unordered_set>
 
 #include "compiler/index_map.h"
+#include "compiler/reduce_order.h"
 #include "compiler/reduce_rule.h"
 #include "core/env.h"
-#include "compiler/reduce_order.h"
 #include "tessera/errors.h"
 
 namespace tessera::compiler {
@@ -321,8 +321,8 @@ class KernelBuilder {
     if (k.inner > 0 && k.stages.empty()) throw UnreachedReduction{};
     // What a column kernel's lowering takes (kernel_ir.h); the checks above keep to it, and
     // anything they miss makes the reduction a root (then eager), never an ill-formed kernel.
-    if (k.columns > 0 && (k.stages.size() != 1 || k.stages[0].saves != 0 || !k.symbols.empty() ||
-                          !k.row_outputs))
+    if (k.columns > 0 &&
+        (k.stages.size() != 1 || k.stages[0].saves != 0 || !k.symbols.empty() || !k.row_outputs))
       throw CannotCompose{space_eqn_};
     k.verify();
     g.inputs = inputs_;

@@ -20,13 +20,13 @@
 #include <string>
 #include <type_traits>
 
+#include "compiler/reduce_order.h"
 #include "compiler/reduce_rule.h"
 #include "prims/ad_util.h"
 #include "prims/batch_util.h"
 #include "prims/broadcast_iter.h"
 #include "prims/kernel_util.h"
 #include "prims/prims.h"
-#include "compiler/reduce_order.h"
 #include "prims/reduce_tree.h"
 #include "prims/scratch.h"
 #include "runtime/thread_pool.h"
@@ -54,10 +54,9 @@ constexpr int64_t kTaskElems = int64_t{1} << 16;  // elements per parallel task,
 // 8 elements per lane, summed in order before the pairing.
 // The order's constants are reduce_order.h's (the compiler reproduces it).
 template <class Acc>
-inline constexpr int64_t kLanes =
-    reduce_order::lanes_for_bytes(static_cast<int64_t>(sizeof(Acc)));
+inline constexpr int64_t kLanes = reduce_order::lanes_for_bytes(static_cast<int64_t>(sizeof(Acc)));
 template <class Acc>
-inline constexpr int64_t kBlock = reduce_order::kPerLane * kLanes<Acc>;
+inline constexpr int64_t kBlock = reduce_order::kPerLane* kLanes<Acc>;
 constexpr int64_t kHalfBlock = kBlock<float>;  // 16-bit floats convert this many at a time
 using reduce_order::kColWidth;
 using reduce_order::kLeafRows;
@@ -410,8 +409,7 @@ void reduce_cols_wide(const In* in, int64_t O, int64_t R, int64_t I, int64_t ost
 // vectorize), the R % k leftover rows are added into that wide row, then its k parts are paired.
 template <class Op, class Acc, class In>
 void reduce_cols(const In* in, int64_t O, int64_t R, int64_t I, Acc* out) {
-  if (!reduce_order::narrow_column_path(R, I))
-    return reduce_cols_wide<Op>(in, O, R, I, R * I, out);
+  if (!reduce_order::narrow_column_path(R, I)) return reduce_cols_wide<Op>(in, O, R, I, R * I, out);
   const int64_t k = reduce_order::kFoldWidth / I;
   const int64_t R2 = R / k, W = k * I;
   Buf<Acc> wide(O * W, Op::kName);

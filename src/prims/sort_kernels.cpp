@@ -106,6 +106,56 @@ inline int64_t block_begin(int64_t b, int64_t nb, int64_t n) {
   return b * (n / nb) + std::min(b, n % nb);
 }
 
+// One counting pass of a radix sort, split into nb blocks (in parallel when nb > 1): hist[b][d]
+// counts block b's entries whose digit (k >> shift) & 0xFF is d; offsets() turns the counts
+// into each (block, digit)'s first output position; scatter() moves the entries there, in
+// order (stable).
+template <class F>
+void over_blocks(int64_t nb, F&& f) {
+  if (nb > 1)
+    runtime::parallel_for(nb, 1, f);
+  else
+    f(int64_t{0}, int64_t{1});
+}
+
+template <class K>
+void count_digits(const K* k0, int64_t n, int64_t nb, int shift, std::vector<int64_t>& hist) {
+  over_blocks(nb, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      int64_t* h = hist.data() + b * 256;
+      std::fill(h, h + 256, 0);
+      const int64_t e = block_begin(b + 1, nb, n);
+      for (int64_t j = block_begin(b, nb, n); j < e; ++j) ++h[(k0[j] >> shift) & 0xFF];
+    }
+  });
+}
+
+inline void digit_offsets(int64_t nb, std::vector<int64_t>& hist) {
+  int64_t run = 0;
+  for (int d = 0; d < 256; ++d)
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t c = hist[b * 256 + d];
+      hist[b * 256 + d] = run;
+      run += c;
+    }
+}
+
+template <class K, class Idx, bool kPayload>
+void scatter_digits(const K* k0, const Idx* i0, K* k1, Idx* i1, int64_t n, int64_t nb, int shift,
+                    std::vector<int64_t>& hist) {
+  over_blocks(nb, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      int64_t* h = hist.data() + b * 256;
+      const int64_t e = block_begin(b + 1, nb, n);
+      for (int64_t j = block_begin(b, nb, n); j < e; ++j) {
+        const int64_t pos = h[(k0[j] >> shift) & 0xFF]++;
+        k1[pos] = k0[j];
+        if constexpr (kPayload) i1[pos] = i0[j];
+      }
+    }
+  });
+}
+
 // LSD radix sort of (k0, i0) (n entries) by the digits [pass0, pass1) (8 bits each, least
 // significant first) using (k1, i1) as the other buffer; returns the buffers that hold the
 // result. Without kPayload only the keys move (i0, i1 unused).
@@ -117,18 +167,7 @@ std::pair<K*, Idx*> lsd_radix(K* k0, Idx* i0, K* k1, Idx* i1, int64_t n, size_t 
   std::vector<int64_t> hist(static_cast<size_t>(nb) * 256);
   for (size_t pass = pass0; pass < pass1; ++pass) {
     const int shift = static_cast<int>(8 * pass);
-    auto count = [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        int64_t* h = hist.data() + b * 256;
-        std::fill(h, h + 256, 0);
-        const int64_t e = block_begin(b + 1, nb, n);
-        for (int64_t j = block_begin(b, nb, n); j < e; ++j) ++h[(k0[j] >> shift) & 0xFF];
-      }
-    };
-    if (nb > 1)
-      runtime::parallel_for(nb, 1, count);
-    else
-      count(0, 1);
+    count_digits(k0, n, nb, shift, hist);
     // Skip a pass whose digit is the same everywhere (the order would not change).
     bool skip = false;
     for (int d = 0; d < 256 && !skip; ++d) {
@@ -138,28 +177,8 @@ std::pair<K*, Idx*> lsd_radix(K* k0, Idx* i0, K* k1, Idx* i1, int64_t n, size_t 
       if (total != 0) break;
     }
     if (skip) continue;
-    int64_t run = 0;
-    for (int d = 0; d < 256; ++d)
-      for (int64_t b = 0; b < nb; ++b) {
-        const int64_t c = hist[b * 256 + d];
-        hist[b * 256 + d] = run;
-        run += c;
-      }
-    auto scatter = [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        int64_t* h = hist.data() + b * 256;
-        const int64_t e = block_begin(b + 1, nb, n);
-        for (int64_t j = block_begin(b, nb, n); j < e; ++j) {
-          const int64_t pos = h[(k0[j] >> shift) & 0xFF]++;
-          k1[pos] = k0[j];
-          if constexpr (kPayload) i1[pos] = i0[j];
-        }
-      }
-    };
-    if (nb > 1)
-      runtime::parallel_for(nb, 1, scatter);
-    else
-      scatter(0, 1);
+    digit_offsets(nb, hist);
+    scatter_digits<K, Idx, kPayload>(k0, i0, k1, i1, n, nb, shift, hist);
     std::swap(k0, k1);
     std::swap(i0, i1);
   }
@@ -189,14 +208,7 @@ std::pair<K*, Idx*> radix_sort(K* k0, Idx* i0, K* k1, Idx* i1, int64_t n) {
   }
   const int64_t nb = std::clamp<int64_t>(n / kRadixBlock, 1, kMaxBlocks);
   std::vector<int64_t> hist(static_cast<size_t>(nb) * 256);
-  runtime::parallel_for(nb, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      int64_t* h = hist.data() + b * 256;
-      std::fill(h, h + 256, 0);
-      const int64_t e = block_begin(b + 1, nb, n);
-      for (int64_t j = block_begin(b, nb, n); j < e; ++j) ++h[(k0[j] >> shift) & 0xFF];
-    }
-  });
+  count_digits(k0, n, nb, shift, hist);
   std::array<int64_t, 257> start{};
   int64_t largest = 0;
   for (int d = 0; d < 256; ++d) {
@@ -206,24 +218,8 @@ std::pair<K*, Idx*> radix_sort(K* k0, Idx* i0, K* k1, Idx* i1, int64_t n) {
     largest = std::max(largest, total);
   }
   if (largest > n / 16) return lsd_radix<K, Idx, kPayload>(k0, i0, k1, i1, n, 0, kDigits);
-  int64_t run = 0;
-  for (int d = 0; d < 256; ++d)
-    for (int64_t b = 0; b < nb; ++b) {
-      const int64_t c = hist[b * 256 + d];
-      hist[b * 256 + d] = run;
-      run += c;
-    }
-  runtime::parallel_for(nb, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      int64_t* h = hist.data() + b * 256;
-      const int64_t e = block_begin(b + 1, nb, n);
-      for (int64_t j = block_begin(b, nb, n); j < e; ++j) {
-        const int64_t pos = h[(k0[j] >> shift) & 0xFF]++;
-        k1[pos] = k0[j];
-        if constexpr (kPayload) i1[pos] = i0[j];
-      }
-    }
-  });
+  digit_offsets(nb, hist);
+  scatter_digits<K, Idx, kPayload>(k0, i0, k1, i1, n, nb, shift, hist);
   // Each bucket by the remaining digits, in place in (k1, i1) with (k0, i0) as its scratch.
   runtime::parallel_for(256, 1, [&](int64_t d0, int64_t d1) {
     for (int64_t d = d0; d < d1; ++d) {
@@ -291,13 +287,31 @@ struct Scratch {
   std::vector<std::pair<uint64_t, Idx>> pairs;
 };
 
+// Radix-sorts one row's keys (x with element stride `stride`) with payload(j) beside entry j, in
+// the task's scratch; returns where the sorted keys and payloads are.
+template <class T, class Idx, class P>
+std::pair<typename KeyTraits<T>::K*, Idx*> radix_sort_row(const T* x, int64_t stride, int64_t n,
+                                                          Scratch<Idx>& s, P&& payload) {
+  using K = typename KeyTraits<T>::K;
+  K* k0 = s.k0.template get<K>(n, s.device);
+  K* k1 = s.k1.template get<K>(n, s.device);
+  Idx* i0 = s.i0.template get<Idx>(n, s.device);
+  Idx* i1 = s.i1.template get<Idx>(n, s.device);
+  maybe_parallel(n, [&](int64_t a, int64_t b) {
+    for (int64_t j = a; j < b; ++j) {
+      k0[j] = KeyTraits<T>::key(x[j * stride]);
+      i0[j] = payload(j);
+    }
+  });
+  return radix_sort<K, Idx>(k0, i0, k1, i1, n);
+}
+
 // The permutation of one row of one key (x with element stride `stride`); *keys receives the
 // sorted keys when the radix path ran (nullptr otherwise: read the values back through perm).
 template <class T, class Idx>
 const Idx* argsort_one_key(const T* x, int64_t stride, int64_t n, Method m, Scratch<Idx>& s,
                            const typename KeyTraits<T>::K** keys) {
   using Tr = KeyTraits<T>;
-  using K = typename Tr::K;
   const bool radix = m == Method::kRadix || (m == Method::kAuto && n >= kRadixMin);
   *keys = nullptr;
   Idx* i0 = s.i0.template get<Idx>(n, s.device);
@@ -308,16 +322,8 @@ const Idx* argsort_one_key(const T* x, int64_t stride, int64_t n, Method m, Scra
     for (int64_t j = 0; j < n; ++j) i0[j] = s.pairs[j].second;
     return i0;
   }
-  K* k0 = s.k0.template get<K>(n, s.device);
-  K* k1 = s.k1.template get<K>(n, s.device);
-  Idx* i1 = s.i1.template get<Idx>(n, s.device);
-  maybe_parallel(n, [&](int64_t a, int64_t b) {
-    for (int64_t j = a; j < b; ++j) {
-      k0[j] = Tr::key(x[j * stride]);
-      i0[j] = static_cast<Idx>(j);
-    }
-  });
-  auto [kr, ir] = radix_sort<K, Idx>(k0, i0, k1, i1, n);
+  auto [kr, ir] =
+      radix_sort_row<T, Idx>(x, stride, n, s, [](int64_t j) { return static_cast<Idx>(j); });
   *keys = kr;
   return ir;
 }
@@ -396,20 +402,9 @@ template <class T, class Idx>
 void sort_key_payload(std::span<const Operand> ops, int64_t base, int64_t stride, int64_t n,
                       Scratch<Idx>& s) {
   using Tr = KeyTraits<T>;
-  using K = typename Tr::K;
   const T* x = static_cast<const T*>(ops[0].in) + base;
   const Idx* v = static_cast<const Idx*>(ops[1].in) + base;
-  K* k0 = s.k0.template get<K>(n, s.device);
-  K* k1 = s.k1.template get<K>(n, s.device);
-  Idx* i0 = s.i0.template get<Idx>(n, s.device);
-  Idx* i1 = s.i1.template get<Idx>(n, s.device);
-  maybe_parallel(n, [&](int64_t a, int64_t b) {
-    for (int64_t j = a; j < b; ++j) {
-      k0[j] = Tr::key(x[j * stride]);
-      i0[j] = v[j * stride];
-    }
-  });
-  auto [kr, ir] = radix_sort<K, Idx>(k0, i0, k1, i1, n);
+  auto [kr, ir] = radix_sort_row<T, Idx>(x, stride, n, s, [&](int64_t j) { return v[j * stride]; });
   T* out = static_cast<T*>(ops[0].out) + base;
   Idx* vout = static_cast<Idx*>(ops[1].out) + base;
   maybe_parallel(n, [&](int64_t a, int64_t b) {

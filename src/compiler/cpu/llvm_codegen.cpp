@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "compiler/math_expand.h"
-#include "compiler/scalar_runtime.h"
 #include "compiler/reduce_order.h"
+#include "compiler/scalar_runtime.h"
 #include "runtime/thread_pool.h"
 #include "tessera/errors.h"
 
@@ -716,10 +716,9 @@ class Emitter {
       StageArrays a;
       a.lanes = lanes_of(st.reducers.at(0).type);
       // Counter levels: popcount of a block number below n / (8 L) is at most its bit width.
-      const uint64_t levels =
-          static_cast<uint64_t>(std::bit_width(
-              static_cast<uint64_t>(n / (reduce_order::kPerLane * a.lanes)))) +
-          1;
+      const uint64_t levels = static_cast<uint64_t>(std::bit_width(
+                                  static_cast<uint64_t>(n / (reduce_order::kPerLane * a.lanes)))) +
+                              1;
       for (const kir::Reducer& r : st.reducers) {
         llvm::Type* lanes =
             llvm::ArrayType::get(mem_type(c_, r.type), static_cast<uint64_t>(a.lanes));
