@@ -310,7 +310,9 @@ TEST(ScipyStats, MultivariateAgainstSciPy) {
       const Array xdrop = lax::slice_in_dim(xsimplex, 0, kk - 1, 1, 0);
       b.add("dirichlet.pdf K-1", "scipy.stats.dirichlet.pdf", "{}", {xdrop, alpha},
             [&] { return st::dirichlet::pdf(xdrop, alpha); });
-      // multinomial: counts of 3 categories in a batch of 4 with n their sum (one row off)
+      // multinomial: counts of 3 categories in a batch of 4 with n their sum (one row off).
+      // n >= 1: SciPy calls n = 0 invalid (NaN) where JAX's formula gives logpmf 0 (pinned in
+      // MultinomialOfZeroTrials).
       std::vector<double> counts;
       std::vector<double> ns;
       for (int r = 0; r < 4; ++r) {
@@ -318,6 +320,10 @@ TEST(ScipyStats, MultivariateAgainstSciPy) {
         for (int j = 0; j < 3; ++j) {
           counts.push_back(std::round(uniform(0, 6)));
           s += counts.back();
+        }
+        if (s == 0) {
+          counts.back() = 1;
+          s = 1;
         }
         ns.push_back(r == 3 ? s + 1 : s);
       }
@@ -773,4 +779,16 @@ TEST(ScipyStats, VmapMatchesLoopAndJitMatchesEager) {
   const Array pts = values({1, 4}, kF32, {-1, 1});
   EXPECT_EQ(compare(to_doubles(jit(kde_lp)(data, pts)), to_doubles(kde_lp(data, pts)), 1e-5, 1e-6),
             "");
+}
+
+// JAX's multinomial at n = 0 (SciPy 1.10 answers NaN there): the formula's value, log 1 = 0,
+// when the counts are all zero, -inf otherwise.
+TEST(ScipyStats, MultinomialOfZeroTrials) {
+  const Array p = host_array({0.2, 0.3, 0.5}, {3}, kF32);
+  const Array zeros = host_array({0, 0, 0}, {3}, kI32);
+  const Array one = host_array({0, 1, 0}, {3}, kI32);
+  EXPECT_EQ(to_doubles(st::multinomial::logpmf(zeros, 0, p)), std::vector<double>{0.0});
+  EXPECT_EQ(to_doubles(st::multinomial::pmf(zeros, 0, p)), std::vector<double>{1.0});
+  EXPECT_EQ(to_doubles(st::multinomial::logpmf(one, 0, p)),
+            std::vector<double>{-std::numeric_limits<double>::infinity()});
 }
