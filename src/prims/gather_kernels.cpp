@@ -4,7 +4,9 @@
 // scatter combines each update window into the operand in point order. The scatter's threads
 // split the *operand* into ranges and each applies, in point order, only the elements that land
 // in its range: every element sees its updates in the same order whatever the thread count, so
-// results are bitwise the same for any number of threads, duplicates included.
+// results are bitwise the same for any number of threads, duplicates included. Adds of many
+// more update elements than operand elements also split the points into chunks fixed by the
+// sizes (point_chunks below): still the same bits for any thread count.
 #include "prims/gather_kernels.h"
 
 #include <algorithm>
@@ -352,6 +354,38 @@ inline T combine(T acc, T v) {
   }
 }
 
+// Adds with many more update elements than operand elements (embedding gradients, histograms)
+// split their points into a fixed number of chunks: chunk 0 adds into the operand, chunk c > 0
+// into a table of its own that starts at the add's identity, and the tables are added to the
+// operand in chunk order at the end. Each thread then streams its own stretch of the updates
+// (with one chunk, every thread would read every update row to find the few in its range). The
+// chunk count depends on the sizes only, so the bits are the same for any thread count; for
+// integers (wrapping) and bools the sum is the sequential one exactly, for floats it is the
+// sum of the chunks' sequential sums.
+constexpr int64_t kChunkMinElems = int64_t{1} << 20;  // update elements
+constexpr int64_t kChunkRatio = 8;  // update elements per operand element, per chunk
+constexpr int64_t kMaxChunks = 8;
+
+template <Combine C>
+int64_t point_chunks(int64_t update_elems, int64_t operand_size) {
+  if constexpr (C != Combine::kAdd) {
+    return 1;
+  } else {
+    if (update_elems < kChunkMinElems || operand_size <= 0) return 1;
+    return std::clamp<int64_t>(update_elems / (kChunkRatio * operand_size), 1, kMaxChunks);
+  }
+}
+
+// The add's identity: -0.0 for floats (-0 + x is x for every x, +0 and -0 included).
+template <class T>
+T add_identity() {
+  using Cp = compute_t<T>;
+  if constexpr (std::is_floating_point_v<Cp>)
+    return kernels::store<T>(static_cast<Cp>(-0.0));
+  else
+    return kernels::store<T>(Cp{});
+}
+
 template <Combine C, class T>
 void scatter_typed(T* dst, const T* upd, const int64_t* base_op, const int64_t* base_up,
                    int64_t npoints, const CopyPlan& w, int64_t operand_size) {
@@ -364,17 +398,26 @@ void scatter_typed(T* dst, const T* upd, const int64_t* base_op, const int64_t* 
       dst_st == 1 ? std::min(w.dims.back() * static_cast<int64_t>(sizeof(T)), kPrefetchBytes) : 1;
   const int64_t up_pf_bytes =
       up_st == 1 ? std::min(w.dims.back() * static_cast<int64_t>(sizeof(T)), kPrefetchBytes) : 1;
+  const int64_t chunks = point_chunks<C>(npoints * wn, operand_size);
   const bool parallel = npoints * wn > kTaskElems && runtime::num_threads() > 1;
-  const int64_t parts = parallel ? runtime::num_threads() : 1;
-  runtime::parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
-    ScratchBuf<int64_t> own(npoints, "scatter");  // this part's points, in point order
-    for (int64_t part = p0; part < p1; ++part) {
+  // Tasks: per chunk, `parts` ranges of the operand (one, when there are as many chunks as
+  // threads or more).
+  const int64_t threads = parallel ? runtime::num_threads() : 1;
+  const int64_t parts = std::max<int64_t>(1, threads / chunks);
+  ScratchBuf<T> partial((chunks - 1) * operand_size, "scatter");
+  runtime::parallel_for(chunks * parts, 1, [&](int64_t t0, int64_t t1) {
+    ScratchBuf<int64_t> own(npoints / chunks + 1, "scatter");  // the task's points, in order
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t c = t / parts, part = t % parts;
       const int64_t lo = operand_size * part / parts, hi = operand_size * (part + 1) / parts;
+      const int64_t g_lo = npoints * c / chunks, g_hi = npoints * (c + 1) / chunks;
+      T* table = c == 0 ? dst : partial.data() + (c - 1) * operand_size;
+      if (c > 0) std::fill(table + lo, table + hi, add_identity<T>());
       auto mine = [&](int64_t b) { return b >= 0 && b < hi && b + span > lo; };
-      // One branch-free pass picks the part's points (a data-dependent branch per point would
+      // One branch-free pass picks the task's points (a data-dependent branch per point would
       // mispredict half the time), so the update loop below and its prefetches see only them.
       int64_t count = 0;
-      for (int64_t g = 0; g < npoints; ++g) {
+      for (int64_t g = g_lo; g < g_hi; ++g) {
         own[count] = g;
         count += mine(base_op[g]) ? 1 : 0;
       }
@@ -382,7 +425,7 @@ void scatter_typed(T* dst, const T* upd, const int64_t* base_op, const int64_t* 
         // The destination windows are random rows: prefetch the one kScatterAhead points on.
         if (k + kScatterAhead < count) {
           const int64_t ga = own[k + kScatterAhead];
-          const char* p = reinterpret_cast<const char*>(dst + base_op[ga]);
+          const char* p = reinterpret_cast<const char*>(table + base_op[ga]);
           for (int64_t q = 0; q < pf_bytes; q += 64) prefetch_line(p + q);
           const char* pu = reinterpret_cast<const char*>(upd + base_up[ga]);
           for (int64_t q = 0; q < up_pf_bytes; q += 64) prefetch_line(pu + q);
@@ -395,15 +438,22 @@ void scatter_typed(T* dst, const T* upd, const int64_t* base_op, const int64_t* 
             j0 = std::max<int64_t>(0, lo - i);
             j1 = std::min<int64_t>(n, hi - i);
             for (int64_t j = j0; j < j1; ++j)
-              dst[i + j] = combine<C>(dst[i + j], upd[u + j * up_st]);
+              table[i + j] = combine<C>(table[i + j], upd[u + j * up_st]);
             return;
           }
           for (int64_t j = 0; j < n; ++j) {
             const int64_t at = i + j * dst_st;
-            if (at >= lo && at < hi) dst[at] = combine<C>(dst[at], upd[u + j * up_st]);
+            if (at >= lo && at < hi) table[at] = combine<C>(table[at], upd[u + j * up_st]);
           }
         });
       }
+    }
+  });
+  if (chunks == 1) return;
+  runtime::parallel_for(operand_size, kTaskElems, [&](int64_t i0, int64_t i1) {
+    for (int64_t c = 1; c < chunks; ++c) {
+      const T* src = partial.data() + (c - 1) * operand_size;
+      for (int64_t i = i0; i < i1; ++i) dst[i] = combine<C>(dst[i], src[i]);
     }
   });
 }

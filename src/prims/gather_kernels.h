@@ -37,8 +37,12 @@ void gather(const Array& operand, const Array& indices, const WindowPlan& plan, 
             const void* fill, void* out);
 
 // out holds a copy of the operand; every point's update window is combined into it in point
-// order (so the result is the same for any thread count). Out-of-bounds points are clamped
-// (clamp) or dropped.
+// order, the same bits for any thread count. Out-of-bounds points are clamped (clamp) or
+// dropped. An add with at least 2^20 update elements and 16 per operand element splits the
+// points into 2-8 chunks fixed by the sizes: each chunk is summed in point order (chunk c > 0
+// from -0, the identity), and the chunk sums are added to the operand in chunk order — integer
+// and bool results are the sequential ones, float results the chunked sum, still the same
+// for any thread count.
 void scatter(void* out, const Array& updates, const Array& indices, const WindowPlan& plan,
              bool clamp, Combine combine);
 

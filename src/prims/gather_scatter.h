@@ -13,7 +13,8 @@
 // drops a scattered window that does not fit. ONE_HOT is accepted and computes as FILL_OR_DROP
 // (JAX's one-hot lowering gives the same values). Negative indices are out of bounds here: the
 // jnp layer wraps them. Duplicate scatter indices combine in update order (scatter: the last
-// write wins), for any thread count.
+// write wins), for any thread count; large float scatter-adds sum fixed chunks of the points
+// in order, then the chunks in order (gather_kernels.h).
 #pragma once
 
 #include <optional>

@@ -207,12 +207,115 @@ TEST(Scatter, DuplicatesGiveTheSameBitsForAnyThreadCount) {
     many = lax::scatter_add(table, idx, u, rows_sdn());
   }
   EXPECT_EQ(testing::compare(to_doubles(one), to_doubles(many), 0, 0), "");
-  // And the sum equals a float64 accumulation closely (it is the in-order float32 sum).
+  // And the sum equals a float64 accumulation closely (1.28M update elements into 32K: the
+  // points split into 4 fixed chunks, each summed in order).
   std::vector<double> want = to_doubles(table);
   const auto us = to_doubles(u);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < dim; ++j) want[ids[i] * dim + j] += us[i * dim + j];
   EXPECT_EQ(testing::compare(to_doubles(many), want, 1e-4, 1e-4), "");
+}
+
+// Adds of many more update elements than operand elements split their points into chunks
+// fixed by the sizes (gather_kernels.cpp): check them against sequential references, on every
+// thread count, for rows, strided columns, dropped points, integers that wrap and signed zeros.
+std::vector<Array> scatter_add_on_threads(const Array& x, const Array& idx, const Array& u,
+                                          const ScatterDimensionNumbers& dn) {
+  std::vector<Array> out;
+  for (int t : {1, 2, 3, 5}) {
+    testing::Threads th(t);
+    out.push_back(lax::scatter_add(x, idx, u, dn));
+  }
+  return out;
+}
+
+TEST(Scatter, ChunkedAddsOfRowsAndColumnsMatchTheSumOnEveryThreadCount) {
+  X64Scope x64;
+  struct Case {
+    Shape operand;
+    ScatterDimensionNumbers dn;
+    int64_t axis;  // the operand dim the index picks; the window spans the other one
+  };
+  // Rows: updates (n, 32) into (1024, 32); columns: updates (n, 64) into (64, 512), each
+  // window a strided column.
+  const std::vector<Case> cases = {{{1024, 32}, {{1}, {0}, {0}, {}, {}}, 0},
+                                   {{64, 512}, {{1}, {1}, {1}, {}, {}}, 1}};
+  for (const Case& c : cases) {
+    const int64_t n = 40000, lim = c.operand[c.axis], w = c.operand[1 - c.axis];
+    Array x = random_array(c.operand, DType::kFloat32);
+    std::vector<int32_t> ids(n);
+    for (auto& i : ids) i = static_cast<int32_t>(uniform(-3, lim + 2));  // some dropped
+    Array idx = numpy::array(ids, {n, 1});
+    Array u = random_array({n, w}, DType::kFloat32);
+    const auto got = scatter_add_on_threads(x, idx, u, c.dn);
+    for (size_t k = 1; k < got.size(); ++k)
+      EXPECT_EQ(testing::compare(to_doubles(got[0]), to_doubles(got[k]), 0, 0), "") << k;
+    std::vector<double> want = to_doubles(x);
+    const auto us = to_doubles(u);
+    for (int64_t p = 0; p < n; ++p) {
+      if (ids[p] < 0 || ids[p] >= lim) continue;
+      for (int64_t j = 0; j < w; ++j) {
+        const int64_t at = c.axis == 0 ? ids[p] * w + j : j * lim + ids[p];
+        want[at] += us[p * w + j];
+      }
+    }
+    // ~80 (rows) or ~80 (columns) float32 terms of size <= 2 per element.
+    EXPECT_EQ(testing::compare(to_doubles(got[0]), want, 0, 2e-4), "") << c.axis;
+  }
+}
+
+TEST(Scatter, ChunkedIntegerAddsWrapExactlyAsTheSequentialSum) {
+  const int64_t rows = 256, dim = 16, n = 70000;  // 1.12M update elements into 4096
+  std::vector<int32_t> xs(rows * dim), us(n * dim), ids(n);
+  for (auto& v : xs) v = static_cast<int32_t>(uniform(-2000000000, 2000000000));
+  for (auto& v : us) v = static_cast<int32_t>(uniform(-2000000000, 2000000000));
+  for (auto& i : ids) i = static_cast<int32_t>(uniform(0, rows - 1));
+  std::vector<uint32_t> want(xs.begin(), xs.end());
+  for (int64_t p = 0; p < n; ++p)
+    for (int64_t j = 0; j < dim; ++j)
+      want[ids[p] * dim + j] += static_cast<uint32_t>(us[p * dim + j]);
+  const auto got = scatter_add_on_threads(numpy::array(xs, {rows, dim}), numpy::array(ids, {n, 1}),
+                                          numpy::array(us, {n, dim}), rows_sdn());
+  for (const Array& g : got) {
+    ASSERT_EQ(g.dtype(), DType::kInt32);
+    const int32_t* d = static_cast<const int32_t*>(g.raw_data());
+    int64_t bad = 0;
+    for (int64_t i = 0; i < rows * dim; ++i) bad += static_cast<uint32_t>(d[i]) != want[i];
+    EXPECT_EQ(bad, 0);
+  }
+}
+
+TEST(Scatter, ChunkedFloatAddsKeepSignedZerosAndNonFiniteValues) {
+  const int64_t rows = 64, dim = 16, n = 70000;  // 1.12M update elements into 1024: 8 chunks
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> xs(rows * dim, -0.0f), us(n * dim, -0.0f);
+  std::vector<int32_t> ids(n);
+  for (auto& i : ids) i = static_cast<int32_t>(uniform(0, rows - 2));  // the last row: no updates
+  // Row 0 column 1: +0 into -0 once, in the middle chunk; column 2: +inf once and -inf once
+  // (NaN); column 3: a NaN.
+  ids[n / 2] = 0;
+  us[(n / 2) * dim + 1] = 0.0f;
+  ids[n / 3] = 0;
+  ids[2 * n / 3] = 0;
+  us[(n / 3) * dim + 2] = inf;
+  us[(2 * n / 3) * dim + 2] = -inf;
+  us[(n / 4) * dim + 3] = std::numeric_limits<float>::quiet_NaN();
+  ids[n / 4] = 0;
+  xs[(rows - 1) * dim] = 0.0f;  // +0 with no updates stays +0
+  const auto got = scatter_add_on_threads(numpy::array(xs, {rows, dim}), numpy::array(ids, {n, 1}),
+                                          numpy::array(us, {n, dim}), rows_sdn());
+  for (const Array& g : got) {
+    const float* d = static_cast<const float*>(g.raw_data());
+    for (int64_t i = 0; i < rows * dim; ++i) {
+      if (i == 1 || i == (rows - 1) * dim) {
+        EXPECT_TRUE(d[i] == 0.0f && !std::signbit(d[i])) << i;  // +0
+      } else if (i == 2 || i == 3) {
+        EXPECT_TRUE(std::isnan(d[i])) << i;
+      } else {
+        EXPECT_TRUE(d[i] == 0.0f && std::signbit(d[i])) << i;  // -0 + -0 + ... is -0
+      }
+    }
+  }
 }
 
 TEST(Gather, LargeRowGatherMatchesTheReferenceWithThreads) {

@@ -163,6 +163,27 @@ def test_at_updates_with_duplicates_match_numpy(rng, op):
     np.testing.assert_allclose(got, want.astype(np.float32), rtol=2e-6, atol=1e-6)
 
 
+def test_large_at_adds_match_numpy_add_at(rng):
+    # Many more update elements than table elements (an embedding gradient): the kernel splits
+    # the points into chunks fixed by the sizes. Integers wrap exactly as the sequential sum;
+    # floats stay close to it; jit runs the same kernel (the same bits).
+    rows, dim, n = 300, 16, 70000
+    ids = rng.integers(-rows, rows, n)
+    xi = rng.integers(-2**31, 2**31, (rows, dim), dtype=np.int64).astype(np.int32)
+    ui = rng.integers(-2**31, 2**31, (n, dim), dtype=np.int64).astype(np.int32)
+    want = xi.copy()
+    np.add.at(want, np.where(ids < 0, ids + rows, ids), ui)
+    np.testing.assert_array_equal(A(jnp.asarray(xi).at[ids].add(ui)), want)
+    xf = rng.normal(size=(rows, dim)).astype(np.float32)
+    uf = rng.normal(size=(n, dim)).astype(np.float32)
+    want = xf.astype(np.float64)
+    np.add.at(want, np.where(ids < 0, ids + rows, ids), uf.astype(np.float64))
+    got = A(jnp.asarray(xf).at[ids].add(uf))
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-4)
+    f = jax.jit(lambda x, i, u: x.at[i].add(u))
+    np.testing.assert_array_equal(A(f(jnp.asarray(xf), jnp.asarray(ids), jnp.asarray(uf))), got)
+
+
 def test_at_slices_and_scalars(rng):
     x = rng.normal(size=(4, 6)).astype(np.float32)
     want = x.copy()
