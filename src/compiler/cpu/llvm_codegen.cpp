@@ -25,6 +25,7 @@
 #include "compiler/math_expand.h"
 #include "compiler/reduce_order.h"
 #include "compiler/scalar_runtime.h"
+#include "compiler/value_range.h"
 #include "runtime/thread_pool.h"
 #include "tessera/errors.h"
 
@@ -134,7 +135,7 @@ class Emitter {
   };
 
   static Body prepare(const scalar::Program& p) {
-    Body b{expand_math(p), {}, false};
+    Body b{fold_decided_selects(expand_math(p)), {}, false};
     b.fallback.assign(b.prog.instrs.size(), false);
     for (size_t i = 0; i < b.prog.instrs.size(); ++i)
       if (is_range_fallback(b.prog, static_cast<int32_t>(i))) {
