@@ -485,6 +485,21 @@ void scatter(void* out, const Array& updates, const Array& indices, const Window
   ScratchBuf<int64_t> base_op(npoints, "scatter"), base_up(npoints, "scatter");
   dispatch_index(indices.dtype(), [&]<class I>() {
     const I* idx = static_cast<const I*>(indices.raw_data());
+    if (loc.flat_bst >= 0 && loc.K == 1) {
+      // One index component, points of rank <= 1 (rows of an embedding table): a loop the
+      // compiler vectorizes, no cursor.
+      const int64_t lim = loc.comp_lim[0], st = loc.comp_stride[0], bst = loc.flat_bst;
+      const bool clamp_ = loc.clamp;
+      runtime::parallel_for(npoints, kTaskElems, [&](int64_t g0, int64_t g1) {
+        for (int64_t g = g0; g < g1; ++g) {
+          const int64_t i = as_i64(idx[g]);
+          const bool in = i >= 0 && i <= lim;
+          base_op[g] = in || clamp_ ? std::clamp<int64_t>(i, 0, lim) * st : -1;
+          base_up[g] = g * bst;
+        }
+      });
+      return;
+    }
     runtime::parallel_for(npoints, kTaskElems, [&](int64_t g0, int64_t g1) {
       Locator::Cursor cur;
       loc.seek(cur, g0);
