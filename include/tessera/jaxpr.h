@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -130,6 +131,8 @@ std::ostream& operator<<(std::ostream& os, const Jaxpr& j);
 std::ostream& operator<<(std::ostream& os, const ClosedJaxpr& j);
 // JAX's variable names: 0 -> "a", 25 -> "z", 26 -> "ba", 27 -> "bb".
 std::string var_name_for_index(uint64_t index);
+// The names to_string(j) gives the vars of j and of its sub-jaxprs, by Var::id.
+std::unordered_map<uint64_t, std::string> var_names(const Jaxpr& j);
 
 // ---- Checking. ----
 // Throws InternalError ("internal error in ir/verifier: ...", naming the equation) unless

@@ -14,40 +14,6 @@ namespace tessera::python {
 
 namespace {
 
-// A param value as a Python value (sub-jaxprs and opaque params as their text).
-py::object param_to_py(const ParamValue& v) {
-  return std::visit(
-      [&](const auto& x) -> py::object {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int64_t> ||
-                      std::is_same_v<T, double> || std::is_same_v<T, std::string>) {
-          return py::cast(x);
-        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-          return py::tuple(py::cast(x));
-        } else if constexpr (std::is_same_v<T, DType>) {
-          return py::str(std::string(dtype_name(x)));
-        } else if constexpr (std::is_same_v<T, std::shared_ptr<const ParamTuple>>) {
-          py::tuple t(x ? x->items.size() : 0);
-          for (size_t i = 0; x && i < x->items.size(); ++i) t[i] = param_to_py(x->items[i]);
-          return t;
-        } else if constexpr (std::is_same_v<T, std::shared_ptr<const ParamRecord>>) {
-          if (!x) return py::none();
-          // dot_general's as JAX passes it to policies: ((lhs_contract, rhs_contract),
-          // (lhs_batch, rhs_batch)); other records as the tuple of their fields.
-          std::vector<py::object> f;
-          for (const ParamValue& e : x->fields) f.push_back(param_to_py(e));
-          if (x->def == &kDotDimensionNumbersDef && f.size() == 4)
-            return py::make_tuple(py::make_tuple(f[0], f[1]), py::make_tuple(f[2], f[3]));
-          py::tuple t(f.size());
-          for (size_t i = 0; i < f.size(); ++i) t[i] = f[i];
-          return t;
-        } else {
-          return py::str(param_value_str(v));
-        }
-      },
-      v);
-}
-
 // The policy handle seen from Python.
 struct PyPolicy {
   CheckpointPolicy p;

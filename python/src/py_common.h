@@ -149,6 +149,11 @@ void bind_lax(py::module_& m);                // the lax submodule (py_lax.cpp)
 void bind_numpy_manip(py::module_& np);       // py_numpy_manip.cpp, called by bind_numpy
 void bind_numpy_reductions(py::module_& np);  // py_numpy_reductions.cpp, called by bind_numpy
 void bind_transforms(py::module_& m);
+// ClosedJaxpr's JAX-style views: .jaxpr, .eqns, vars, literals, params (py_jaxpr.cpp).
+void bind_jaxpr_views(py::module_& m, py::class_<ClosedJaxpr>& cls);
+// A param value as a Python value: sub-jaxprs as ClosedJaxprs, records and tuples as tuples,
+// dtypes as their names, opaque params as their text (py_jaxpr.cpp).
+py::object param_to_py(const ParamValue& v);
 // custom_jvp_call / custom_vjp_call over Python rules (py_custom.cpp).
 void bind_custom(py::module_& m);
 void bind_callbacks(py::module_& m);     // debug/pure/io callbacks (py_callbacks.cpp)

@@ -36,8 +36,8 @@ py::tuple aval_tuple(const Aval& a) {
 }  // namespace
 
 void bind_transforms(py::module_& m) {
-  py::class_<ClosedJaxpr>(m, "ClosedJaxpr")
-      .def("__str__", [](const ClosedJaxpr& j) { return to_string(j); })
+  py::class_<ClosedJaxpr> closed(m, "ClosedJaxpr");
+  closed.def("__str__", [](const ClosedJaxpr& j) { return to_string(j); })
       .def("__repr__", [](const ClosedJaxpr& j) { return to_string(j); })
       .def(
           "pretty_print", [](const ClosedJaxpr& j, int width) { return to_string(j, width); },
@@ -62,6 +62,7 @@ void bind_transforms(py::module_& m) {
         for (const JaxprEqn& e : j.jaxpr->eqns) l.append(e.primitive->name());
         return l;
       });
+  bind_jaxpr_views(m, closed);
 
   py::class_<flat::Linearized, std::shared_ptr<flat::Linearized>>(m, "Linearized")
       .def_property_readonly("outs", [](const flat::Linearized& l) { return to_list(l.outs()); })

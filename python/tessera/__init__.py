@@ -59,6 +59,7 @@ from tessera import ad_checkpoint
 from tessera import dlpack
 from tessera import debug, experimental
 from tessera import errors
+from tessera import core
 from tessera import lax
 from tessera import nn
 from tessera import numpy

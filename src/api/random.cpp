@@ -496,14 +496,19 @@ Array truncated_normal(const Array& key, const ArrayLike& lower, const ArrayLike
     s = np::broadcast_shapes(l0.shape(), u0.shape(), "truncated_normal");
   }
   KeyIn k = single_key("truncated_normal", key);
-  const Array sqrt2 = fconst(std::sqrt(2.0), d);
-  Array lo = lax::convert_element_type(l0, d), hi = lax::convert_element_type(u0, d);
-  Array a = lax::erf(np::divide(lo, sqrt2)), b = lax::erf(np::divide(hi, sqrt2));
-  Array u = uniform_data(k.data, s, d, a, b);
-  Array out = np::multiply(sqrt2, lax::erf_inv(u));
-  // Clamped to the open interval: rounding (or u == a) must not reach the bounds.
-  return np::clip(out, np::nextafter(lax::stop_gradient(lo), fconst(INFINITY, d)),
-                  np::nextafter(lax::stop_gradient(hi), fconst(-INFINITY, d)));
+  return jitted("_truncated_normal", statics_of(s, d), {k.data, l0, u0},
+                [=](std::span<const Array> in) {
+                  const Array sqrt2 = fconst(std::sqrt(2.0), d);
+                  Array lo = lax::convert_element_type(in[1], d);
+                  Array hi = lax::convert_element_type(in[2], d);
+                  Array a = lax::erf(np::divide(lo, sqrt2)), b = lax::erf(np::divide(hi, sqrt2));
+                  Array u = uniform_data(in[0], s, d, a, b);
+                  Array out = np::multiply(sqrt2, lax::erf_inv(u));
+                  // Clamped to the open interval: rounding (or u == a) must not reach the bounds.
+                  return std::vector<Array>{
+                      np::clip(out, np::nextafter(lax::stop_gradient(lo), fconst(INFINITY, d)),
+                               np::nextafter(lax::stop_gradient(hi), fconst(-INFINITY, d)))};
+                })[0];
 }
 
 Array bernoulli(const Array& key, const ArrayLike& p, std::optional<Shape> shape) {
@@ -560,8 +565,10 @@ Array randint(const Array& key, const Shape& shape, const ArrayLike& minval,
 Array gumbel(const Array& key, const Shape& shape, std::optional<DType> dtype) {
   const DType d = float_dtype("gumbel", dtype);
   KeyIn k = single_key("gumbel", key);
-  Array u = uniform_data(k.data, shape, d, fconst(finfo(d).tiny, d), fconst(1.0, d));
-  return lax::neg(lax::log(lax::neg(lax::log(u))));
+  return jitted("_gumbel", statics_of(shape, d), {k.data}, [=](std::span<const Array> a) {
+    Array u = uniform_data(a[0], shape, d, fconst(finfo(d).tiny, d), fconst(1.0, d));
+    return std::vector<Array>{lax::neg(lax::log(lax::neg(lax::log(u))))};
+  })[0];
 }
 
 Array categorical(const Array& key, const Array& logits, int64_t axis, std::optional<Shape> shape) {
@@ -594,30 +601,38 @@ Array categorical(const Array& key, const Array& logits, int64_t axis, std::opti
 Array exponential(const Array& key, const Shape& shape, std::optional<DType> dtype) {
   const DType d = float_dtype("exponential", dtype);
   KeyIn k = single_key("exponential", key);
-  Array u = uniform_data(k.data, shape, d, fconst(0.0, d), fconst(1.0, d));
-  return lax::neg(lax::log1p(lax::neg(u)));  // log of 1 - u in (0, 1]
+  return jitted("_exponential", statics_of(shape, d), {k.data}, [=](std::span<const Array> a) {
+    Array u = uniform_data(a[0], shape, d, fconst(0.0, d), fconst(1.0, d));
+    return std::vector<Array>{lax::neg(lax::log1p(lax::neg(u)))};  // log of 1 - u in (0, 1]
+  })[0];
 }
 
 Array laplace(const Array& key, const Shape& shape, std::optional<DType> dtype) {
   const DType d = float_dtype("laplace", dtype);
   KeyIn k = single_key("laplace", key);
   const double epsneg = finfo(d).eps / 2;
-  Array u = uniform_data(k.data, shape, d, fconst(-1.0 + epsneg, d), fconst(1.0, d));
-  return lax::mul(lax::sign(u), lax::log1p(lax::neg(lax::abs(u))));
+  return jitted("_laplace", statics_of(shape, d), {k.data}, [=](std::span<const Array> a) {
+    Array u = uniform_data(a[0], shape, d, fconst(-1.0 + epsneg, d), fconst(1.0, d));
+    return std::vector<Array>{lax::mul(lax::sign(u), lax::log1p(lax::neg(lax::abs(u))))};
+  })[0];
 }
 
 Array logistic(const Array& key, const Shape& shape, std::optional<DType> dtype) {
   const DType d = float_dtype("logistic", dtype);
   KeyIn k = single_key("logistic", key);
-  Array x = uniform_data(k.data, shape, d, fconst(finfo(d).eps, d), fconst(1.0, d));
-  return lax::log(lax::div(x, lax::sub(fconst(1.0, d), x)));
+  return jitted("_logistic", statics_of(shape, d), {k.data}, [=](std::span<const Array> a) {
+    Array x = uniform_data(a[0], shape, d, fconst(finfo(d).eps, d), fconst(1.0, d));
+    return std::vector<Array>{lax::log(lax::div(x, lax::sub(fconst(1.0, d), x)))};
+  })[0];
 }
 
 Array cauchy(const Array& key, const Shape& shape, std::optional<DType> dtype) {
   const DType d = float_dtype("cauchy", dtype);
   KeyIn k = single_key("cauchy", key);
-  Array u = uniform_data(k.data, shape, d, fconst(finfo(d).eps, d), fconst(1.0, d));
-  return lax::tan(lax::mul(fconst(M_PI, d), lax::sub(u, fconst(0.5, d))));
+  return jitted("_cauchy", statics_of(shape, d), {k.data}, [=](std::span<const Array> a) {
+    Array u = uniform_data(a[0], shape, d, fconst(finfo(d).eps, d), fconst(1.0, d));
+    return std::vector<Array>{lax::tan(lax::mul(fconst(M_PI, d), lax::sub(u, fconst(0.5, d))))};
+  })[0];
 }
 
 Array rademacher(const Array& key, const Shape& shape, std::optional<DType> dtype) {
@@ -635,9 +650,12 @@ Array rayleigh(const Array& key, const ArrayLike& scale, std::optional<Shape> sh
     check_shape("rayleigh", s, {scale.array().shape()});
   }
   KeyIn k = single_key("rayleigh", key);
-  Array u = uniform_data(k.data, s, d, fconst(0.0, d), fconst(1.0, d));
-  Array sc = np::broadcast_to(np::astype(scale.array(), d), s);
-  return lax::mul(sc, lax::sqrt(lax::mul(lax::log(u), fconst(-2.0, d))));
+  return jitted(
+      "_rayleigh", statics_of(s, d), {k.data, scale.array()}, [=](std::span<const Array> a) {
+        Array u = uniform_data(a[0], s, d, fconst(0.0, d), fconst(1.0, d));
+        Array sc = np::broadcast_to(np::astype(a[1], d), s);
+        return std::vector<Array>{lax::mul(sc, lax::sqrt(lax::mul(lax::log(u), fconst(-2.0, d))))};
+      })[0];
 }
 
 Array weibull_min(const Array& key, const ArrayLike& scale, const ArrayLike& concentration,

@@ -296,6 +296,8 @@ class Printer {
     return concat({lhs, text(" = "), rhs});
   }
 
+  const std::unordered_map<uint64_t, uint64_t>& name_indices() const { return names_; }
+
   Doc jaxpr(const Jaxpr& j, std::vector<Doc>* eqn_docs = nullptr) {
     Doc constvars = binders(j.constvars);
     Doc invars = binders(j.invars);
@@ -354,6 +356,14 @@ std::string eqn_to_string(const Jaxpr& j, size_t eqn_index) {
   p.jaxpr(j, &eqns);
   if (eqn_index >= eqns.size()) return "<no equation " + std::to_string(eqn_index) + ">";
   return format(eqns[eqn_index], 80);
+}
+
+std::unordered_map<uint64_t, std::string> var_names(const Jaxpr& j) {
+  Printer p;
+  (void)p.jaxpr(j);
+  std::unordered_map<uint64_t, std::string> out;
+  for (const auto& [id, index] : p.name_indices()) out.emplace(id, var_name_for_index(index));
+  return out;
 }
 
 std::ostream& operator<<(std::ostream& os, const Jaxpr& j) { return os << to_string(j); }

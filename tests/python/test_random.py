@@ -279,6 +279,51 @@ def test_uniform_is_a_function_of_the_bits(part):
     np.testing.assert_array_equal(got, np.maximum(np.float32(-2), want))
 
 
+@pytest.mark.parametrize("name", ["exponential", "gumbel", "logistic", "laplace", "cauchy",
+                                  "truncated_normal", "rayleigh"])
+def test_samplers_are_one_jit_program_with_the_op_by_op_bits(name):
+    # JAX jits its samplers (shape and dtype static): the draw is one fused program, and it
+    # gives the bits of JAX's definition run op by op on the same uniform draw.
+    k = random.key(5)
+    n = 50001
+    f32 = np.float32
+    tiny, eps = float(np.finfo(f32).tiny), float(np.finfo(f32).eps)
+    lo = jnp.linspace(-2.0, 0.5, n)
+    scale = jnp.linspace(0.5, 2.0, n)
+    draws = {
+        "exponential": (lambda: random.exponential(k, (n,)),
+                        lambda: -jnp.log1p(-random.uniform(k, (n,)))),
+        "gumbel": (lambda: random.gumbel(k, (n,)),
+                   lambda: -jnp.log(-jnp.log(random.uniform(k, (n,), minval=tiny)))),
+        "logistic": (lambda: random.logistic(k, (n,)),
+                     lambda: (lambda u: jnp.log(u / (1 - u)))(random.uniform(k, (n,), minval=eps))),
+        "laplace": (lambda: random.laplace(k, (n,)),
+                    lambda: (lambda u: jnp.sign(u) * jnp.log1p(-jnp.abs(u)))(
+                        random.uniform(k, (n,), minval=-1.0 + eps / 2, maxval=1.0))),
+        "cauchy": (lambda: random.cauchy(k, (n,)),
+                   lambda: jnp.tan(f32(np.pi) * (random.uniform(k, (n,), minval=eps) - 0.5))),
+        "truncated_normal": (
+            lambda: random.truncated_normal(k, lo, 1.5, (n,)),
+            lambda: jnp.clip(
+                f32(np.sqrt(2)) * jax.lax.erf_inv(random.uniform(
+                    k, (n,), minval=jax.lax.erf(lo / f32(np.sqrt(2))),
+                    maxval=jax.lax.erf(f32(1.5) / f32(np.sqrt(2))))),
+                jnp.nextafter(lo, np.inf), jnp.nextafter(f32(1.5), -np.inf))),
+        "rayleigh": (lambda: random.rayleigh(k, scale, (n,)),
+                     lambda: scale * jnp.sqrt(jnp.log(random.uniform(k, (n,))) * -2.0)),
+    }
+    fused, op_by_op = draws[name]
+    got, want = np.asarray(fused()), np.asarray(op_by_op())
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.isfinite(got).all()
+    extra = {"truncated_normal": (-1.0, 1.0), "rayleigh": (1.0,)}.get(name, ())
+    jaxpr = jax.make_jaxpr(lambda kk: getattr(random, name)(kk, *extra, (8,)))(k)
+    jits = [e for e in jaxpr.jaxpr.eqns if e.primitive.name in ("jit", "pjit")]
+    assert len(jits) == 1 and jits[0].params["name"] == f"_{name}", str(jaxpr)
+    assert jits[0].outvars == jaxpr.jaxpr.outvars
+
+
 def test_discrete_distributions():
     k = random.key(11)
     b = np.asarray(random.bernoulli(k, 0.3, (N,)))
