@@ -121,21 +121,7 @@ def clear_caches():
     _jit_module._caches.clear()
 
 
-class _ShapedArray(ShapeDtypeStruct):
-    """jax.typeof's answer: the aval (shape, dtype, weak_type), printed as JAX's f32[3]."""
-
-    __slots__ = ()
-
-    def str_short(self, short_dtypes=True):
-        names = {"float": "f", "int": "i", "uint": "u", "bfloat": "bf", "bool": "bool"}
-        d = str(self.dtype)
-        for long, short in names.items():
-            if d.startswith(long) and d[len(long):].isdigit():
-                d = short + d[len(long):]
-        return f"{d}[{','.join(str(s) for s in self.shape)}]"
-
-    def __str__(self):
-        return self.str_short()
+from tessera._src.jaxpr_view import ShapedArray as _ShapedArray  # noqa: E402
 
 
 def typeof(x):
