@@ -43,25 +43,35 @@ ValueRange full(DType t) { return {type_min(t), type_max(t), is_float(t)}; }
 
 // Bounds of a value of type t computed in double: one unit in the last place of t outward
 // (covers the type's own rounding after a double rounding), overflow to +-inf kept.
+// v rounded to float32 as IEEE does (beyond the largest float: inf from FLT_MAX + half a unit
+// on), without a C++ conversion of an out-of-range value.
+float to_f32(double v) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  constexpr double kOverflow = 0x1.ffffffp127;  // FLT_MAX + half a unit: rounds to inf
+  if (v >= kOverflow) return INFINITY;
+  if (v <= -kOverflow) return -INFINITY;
+  return static_cast<float>(std::clamp(v, -kMax, kMax));
+}
+
 double down(double v, DType t) {
   if (std::isinf(v)) return v;
-  if (t == DType::kFloat32) return std::nextafterf(static_cast<float>(v), -INFINITY);
+  if (t == DType::kFloat32) return std::nextafterf(to_f32(v), -INFINITY);
   return std::nextafter(v, -kInf);
 }
 double up(double v, DType t) {
   if (std::isinf(v)) return v;
-  if (t == DType::kFloat32) return std::nextafterf(static_cast<float>(v), INFINITY);
+  if (t == DType::kFloat32) return std::nextafterf(to_f32(v), INFINITY);
   return std::nextafter(v, kInf);
 }
 
 // The float32 values nearest a bound from outside (bounds of float32 values are float32
 // values, but this does not rely on it).
 float float_below(double v) {
-  float f = static_cast<float>(v);
+  float f = to_f32(v);
   return static_cast<double>(f) > v ? std::nextafterf(f, -INFINITY) : f;
 }
 float float_above(double v) {
-  float f = static_cast<float>(v);
+  float f = to_f32(v);
   return static_cast<double>(f) < v ? std::nextafterf(f, INFINITY) : f;
 }
 
@@ -70,7 +80,7 @@ float float_above(double v) {
 // to the type, as the op rounds (rounding is monotone, so it still bounds); any other is
 // widened by one unit.
 double rounded(double v, DType t) {
-  return t == DType::kFloat32 ? static_cast<double>(static_cast<float>(v)) : v;
+  return t == DType::kFloat32 ? static_cast<double>(to_f32(v)) : v;
 }
 ValueRange float_result(DType t, double lo, double hi, bool nan, bool lo_exact = false,
                         bool hi_exact = false) {
