@@ -18,6 +18,11 @@ docs/performance.md).
   permutation_1M    jax.random.permutation(key, 2^20) (int32: JAX's sort-based shuffle, rounds of
                     sort_key_val on random keys); peers default_rng().permutation,
                     torch.randperm; _jit: under jit
+  exponential_16M   jax.random.exponential eager (one jitted program, as JAX's); peers
+                    default_rng().standard_exponential(dtype=float32), torch's exponential_,
+                    and JAX's definition run as separate eager ops (-log1p(-uniform))
+  gumbel_16M        jax.random.gumbel eager; peers default_rng().gumbel (float64, cast) and
+                    the separate eager ops (-log(-log(uniform(minval=tiny))))
   erf_inv_16M       lax.erf_inv of 16M float32 values in (-1, 1); peer torch.erfinv
   erf_16M           lax.erf of 16M float32 values in (-4, 4); peer torch.erf
 
@@ -75,7 +80,7 @@ def bandwidth_gbps():
     return _GBPS[0]
 
 
-def sampler(o, name, t_fn, np_fn, torch_fn, jit, n=N, dtype=np.float32):
+def sampler(o, name, t_fn, np_fn, torch_fn, jit, n=N, dtype=np.float32, op_by_op=None):
     key = jax.random.key(0)
     f = jax.jit(t_fn) if jit else t_fn
     x = np.asarray(f(key))
@@ -90,7 +95,11 @@ def sampler(o, name, t_fn, np_fn, torch_fn, jit, n=N, dtype=np.float32):
         rec["floor_ms"] = np.dtype(dtype).itemsize * n / (bandwidth_gbps() * 1e9) * 1e3
     rng = np.random.default_rng(0)
     yield {**rec, "peer": "numpy", "peer_ms": median_ms(lambda: np_fn(rng), o.warmup, o.reps)}
-    if torch is not None:
+    if op_by_op is not None:  # JAX's definition as separate eager ops (the same bits)
+        assert np.array_equal(x, np.asarray(op_by_op(key)))
+        yield {**rec, "peer": "Tessera op by op",
+               "peer_ms": median_ms(host(lambda: op_by_op(key)), o.warmup, o.reps)}
+    if torch is not None and torch_fn is not None:
         torch.manual_seed(0)
         yield {**rec, "peer": "libtorch", "peer_ms": median_ms(torch_fn, o.warmup, o.reps)}
 
@@ -128,6 +137,23 @@ def permutation(k):
     return jax.random.permutation(k, M)
 
 
+def exponential(k):
+    return jax.random.exponential(k, (N,))
+
+
+def gumbel(k):
+    return jax.random.gumbel(k, (N,))
+
+
+def exponential_ops(k):
+    return -jnp.log1p(-jax.random.uniform(k, (N,)))
+
+
+def gumbel_ops(k):
+    tiny = float(np.finfo(np.float32).tiny)
+    return -jnp.log(-jnp.log(jax.random.uniform(k, (N,), minval=tiny)))
+
+
 def bern_case(jit):
     return lambda o: sampler(
         o, "bernoulli", bernoulli, lambda r: r.random(N, dtype=np.float32) < 0.3,
@@ -160,6 +186,12 @@ CASES = {
     "bernoulli_16M_jit": bern_case(True),
     "permutation_1M": perm_case(False),
     "permutation_1M_jit": perm_case(True),
+    "exponential_16M": lambda o: sampler(
+        o, "exponential", exponential, lambda r: r.standard_exponential(N, dtype=np.float32),
+        lambda: torch.empty(N).exponential_(), False, op_by_op=exponential_ops),
+    "gumbel_16M": lambda o: sampler(
+        o, "gumbel", gumbel, lambda r: r.gumbel(size=N).astype(np.float32), None, False,
+        op_by_op=gumbel_ops),
     "erf_inv_16M": lambda o: special(o, jax.lax.erf_inv,
                                      None if torch is None else torch.erfinv, -0.999, 0.999),
     "erf_16M": lambda o: special(o, jax.lax.erf, None if torch is None else torch.erf, -4.0, 4.0),

@@ -36,7 +36,7 @@ py::tuple aval_tuple(const Aval& a) {
 }  // namespace
 
 void bind_transforms(py::module_& m) {
-  py::class_<ClosedJaxpr> closed(m, "ClosedJaxpr");
+  py::class_<ClosedJaxpr> closed(m, "ClosedJaxpr", py::dynamic_attr());
   closed.def("__str__", [](const ClosedJaxpr& j) { return to_string(j); })
       .def("__repr__", [](const ClosedJaxpr& j) { return to_string(j); })
       .def(

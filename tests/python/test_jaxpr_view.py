@@ -40,7 +40,8 @@ def test_structure_matches_the_printed_jaxpr(rng):
     assert str(mul.primitive) == "mul"
     lit = mul.invars[1]
     assert isinstance(lit, core.Literal) and float(lit.val) == 2.0 and str(lit.aval) == "f32[]"
-    assert mul.invars[0] == j.eqns[0].outvars[0]  # the same var object identity by name
+    assert mul.invars[0] is j.eqns[0].outvars[0]  # one Var object per variable
+    assert closed.jaxpr is j  # built once
     red = j.eqns[3]
     assert red.primitive.name == "reduce_sum" and tuple(red.params["axes"]) == (0,)
     cond = j.eqns[-1]

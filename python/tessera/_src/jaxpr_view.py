@@ -40,7 +40,8 @@ def _aval(t):
 
 
 class Var:
-    """A variable of a jaxpr (printed by its name; `_` for a dropped output)."""
+    """A variable of a jaxpr (printed by its name; `_` for a dropped output). One object per
+    variable of a Jaxpr, so `is`, == and dict keys work as in JAX."""
 
     __slots__ = ("_name", "aval")
 
@@ -49,12 +50,6 @@ class Var:
 
     def __repr__(self):
         return self._name
-
-    def __eq__(self, other):
-        return isinstance(other, Var) and self._name == other._name
-
-    def __hash__(self):
-        return hash(self._name)
 
 
 class DropVar(Var):
@@ -85,17 +80,22 @@ class Primitive:
         return self.name
 
     def __eq__(self, other):
-        return (isinstance(other, Primitive) and other.name == self.name) or \
-            (getattr(other, "name", None) == self.name and not isinstance(other, str))
+        return isinstance(other, Primitive) and other.name == self.name
 
     def __hash__(self):
         return hash(self.name)
 
 
-def _atom(t):
-    if t[0] == "var":
-        return DropVar(t[1], _aval(t[2])) if t[1] == "_" else Var(t[1], _aval(t[2]))
-    return Literal(t[1], _aval(t[2]), t[3])
+def _atom(t, names):
+    """A Var (the one object `names` holds for its name) or a fresh Literal."""
+    if t[0] == "lit":
+        return Literal(t[1], _aval(t[2]), t[3])
+    if t[1] == "_":
+        return DropVar(t[1], _aval(t[2]))
+    v = names.get(t[1])
+    if v is None:
+        v = names[t[1]] = Var(t[1], _aval(t[2]))
+    return v
 
 
 class JaxprEqn:
@@ -103,9 +103,9 @@ class JaxprEqn:
 
     __slots__ = ("invars", "outvars", "primitive", "params", "effects", "_text")
 
-    def __init__(self, d):
-        self.invars = [_atom(a) for a in d["invars"]]
-        self.outvars = [_atom(a) for a in d["outvars"]]
+    def __init__(self, d, names):
+        self.invars = [_atom(a, names) for a in d["invars"]]
+        self.outvars = [_atom(a, names) for a in d["outvars"]]
         self.primitive = Primitive(d["primitive"])
         self.params = dict(d["params"])
         self.effects = set(d["effects"])
@@ -121,10 +121,11 @@ class Jaxpr:
     __slots__ = ("constvars", "invars", "outvars", "eqns", "effects", "_text")
 
     def __init__(self, d):
-        self.constvars = [_atom(a) for a in d["constvars"]]
-        self.invars = [_atom(a) for a in d["invars"]]
-        self.outvars = [_atom(a) for a in d["outvars"]]
-        self.eqns = [JaxprEqn(e) for e in d["eqns"]]
+        names = {}
+        self.constvars = [_atom(a, names) for a in d["constvars"]]
+        self.invars = [_atom(a, names) for a in d["invars"]]
+        self.eqns = [JaxprEqn(e, names) for e in d["eqns"]]
+        self.outvars = [_atom(a, names) for a in d["outvars"]]
         self.effects = set(d["effects"])
         self._text = d["text"]
 
@@ -149,7 +150,12 @@ ClosedJaxpr = _tessera.ClosedJaxpr
 
 
 def _closed_jaxpr(self):
-    return Jaxpr(self._view())
+    # Built once per ClosedJaxpr object (immutable): an interpreter's loop over .jaxpr.eqns
+    # does not rebuild the view.
+    j = self.__dict__.get("_jaxpr_view")
+    if j is None:
+        j = self._jaxpr_view = Jaxpr(self._view())
+    return j
 
 
 ClosedJaxpr.jaxpr = property(_closed_jaxpr, doc="The Jaxpr (constvars bound to .consts).")
